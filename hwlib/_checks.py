@@ -1,0 +1,105 @@
+"""Input validation shared by every public hwlib function.
+
+Each check names the parameter, shows the bad value and says what is allowed, so a
+reader who passes a string, a NaN or a negative size gets a clear message instead of
+a silent NaN or a traceback from deep inside numpy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import numpy as np
+
+Number = float | int | np.ndarray
+
+
+def _describe(value: object) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def as_real_array(
+    name: str,
+    value: object,
+    *,
+    minimum: float | None = None,
+    strictly_above: bool = False,
+    allow_inf: bool = False,
+    integral: bool = False,
+) -> np.ndarray:
+    """Return ``value`` as a float64 array, or raise naming ``name``.
+
+    ``minimum`` with ``strictly_above`` gives the allowed range (``> minimum`` or
+    ``>= minimum``); ``integral`` demands whole numbers; NaN is never allowed and
+    infinity only with ``allow_inf``.
+    """
+    if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, (str, bytes)):
+        raise TypeError(f"{name} must be a real number or an array of them, got {_describe(value)}")
+    try:
+        array = np.asarray(value)
+    except Exception as error:  # ragged lists and other non-array input
+        raise TypeError(f"{name} must be a real number or an array of them, got {_describe(value)}") from error
+    if array.dtype.kind not in "iuf":
+        raise TypeError(
+            f"{name} must be a real number or an array of them, got {_describe(value)} (dtype {array.dtype})"
+        )
+    array = array.astype(np.float64, copy=False)
+    if np.isnan(array).any():
+        raise ValueError(f"{name} must not be NaN, got {_describe(value)}")
+    if not allow_inf and np.isinf(array).any():
+        raise ValueError(f"{name} must be finite, got {_describe(value)}")
+    if minimum is not None:
+        bad = array <= minimum if strictly_above else array < minimum
+        if bad.any():
+            relation = ">" if strictly_above else ">="
+            raise ValueError(
+                f"{name} must be {relation} {minimum:g}, got {_describe(value)}"
+                + (f" (first offending value {array[bad].flat[0]:g})" if array.ndim else "")
+            )
+    if integral and (np.isfinite(array) & (array != np.round(array))).any():
+        raise ValueError(f"{name} must be a whole number, got {_describe(value)}")
+    return array
+
+
+def positive(name: str, value: object, **options: bool) -> np.ndarray:
+    """``as_real_array`` for quantities that must be > 0 (sizes, rates, counts)."""
+    return as_real_array(name, value, minimum=0.0, strictly_above=True, **options)
+
+
+def non_negative(name: str, value: object, **options: bool) -> np.ndarray:
+    """``as_real_array`` for quantities that must be >= 0."""
+    return as_real_array(name, value, minimum=0.0, **options)
+
+
+def fraction(name: str, value: object) -> np.ndarray:
+    """A fraction in (0, 1]."""
+    array = positive(name, value)
+    if (array > 1).any():
+        raise ValueError(f"{name} must be in (0, 1], got {_describe(value)}")
+    return array
+
+
+def broadcast(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Broadcast validated arrays together, or raise naming each parameter's shape."""
+    try:
+        return tuple(np.broadcast_arrays(*arrays.values()))
+    except ValueError as error:
+        shapes = ", ".join(f"{name} {np.shape(a)}" for name, a in arrays.items())
+        raise ValueError(f"array arguments must broadcast together, got shapes {shapes}") from error
+
+
+def scalar_or_array(result: np.ndarray) -> Number:
+    """Give back a Python float for 0-d results and the array otherwise."""
+    return float(result) if np.ndim(result) == 0 else result
+
+
+def one_of(name: str, value: object, allowed: Iterable[str]) -> str:
+    """Return ``value`` if it is one of ``allowed`` strings, else raise naming them."""
+    allowed = tuple(allowed)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, one of {allowed}, got {_describe(value)}")
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+

@@ -1,0 +1,91 @@
+"""Units: bytes, FLOPs and their prefixes, element sizes of dtypes, and formatting.
+
+Decimal (SI) prefixes are powers of 1000 (kB, MB, GB, TB); binary (IEC) prefixes are
+powers of 1024 (KiB, MiB, GiB, TiB). Vendors quote bandwidth in decimal units and often
+quote HBM capacity as "GB" for what is physically a power of two, so hwlib keeps every
+value in plain bytes, bytes/s and FLOP/s and names the prefix only when printing.
+Explained in the chapter "Introduction" (conventions) and used by every chapter.
+"""
+
+from __future__ import annotations
+
+from types import MappingProxyType
+
+from hwlib._checks import as_real_array, one_of, scalar_or_array, Number
+
+kB = 1e3
+MB = 1e6
+GB = 1e9
+TB = 1e12
+PB = 1e15
+
+KiB = 2.0**10
+MiB = 2.0**20
+GiB = 2.0**30
+TiB = 2.0**40
+
+GIGA = 1e9
+TERA = 1e12
+PETA = 1e15
+
+DECIMAL_BYTE_UNITS = MappingProxyType({"B": 1.0, "kB": kB, "MB": MB, "GB": GB, "TB": TB, "PB": PB})
+BINARY_BYTE_UNITS = MappingProxyType({"B": 1.0, "KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB})
+BYTE_UNITS = MappingProxyType({**DECIMAL_BYTE_UNITS, **BINARY_BYTE_UNITS})
+
+BYTES_PER_ELEMENT = MappingProxyType(
+    {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}
+)
+"""Storage size of one element of each dtype, in bytes (tf32 is stored as fp32)."""
+
+
+def dtype_bytes(dtype: str) -> float:
+    """Bytes per element of ``dtype`` (one of ``BYTES_PER_ELEMENT``); used in every chapter."""
+    return BYTES_PER_ELEMENT[one_of("dtype", dtype, BYTES_PER_ELEMENT)]
+
+
+def convert_bytes(n_bytes: Number, unit: str) -> Number:
+    """``n_bytes`` expressed in ``unit`` (one of ``BYTE_UNITS``, e.g. "GiB" or "GB")."""
+    values = as_real_array("n_bytes", n_bytes, minimum=0.0, allow_inf=True)
+    return scalar_or_array(values / BYTE_UNITS[one_of("unit", unit, BYTE_UNITS)])
+
+
+_SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
+_BINARY_PREFIXES = ((TiB, "Ti"), (GiB, "Gi"), (MiB, "Mi"), (KiB, "Ki"), (1.0, ""))
+
+
+def _format(value: object, name: str, unit: str, prefixes: tuple, digits: int) -> str:
+    number = float(as_real_array(name, value, minimum=0.0, allow_inf=True))
+    if number == float("inf"):
+        return f"inf {unit}"
+    scale, prefix = next(((s, p) for s, p in prefixes if number >= s), prefixes[-1])
+    return f"{number / scale:.{digits}g} {prefix}{unit}"
+
+
+def format_bytes(n_bytes: float, *, binary: bool = True, digits: int = 3) -> str:
+    """'16 GiB' (``binary=True``) or '17.2 GB': ``digits`` significant figures."""
+    prefixes = _BINARY_PREFIXES if binary else _SI_PREFIXES
+    return _format(n_bytes, "n_bytes", "B", prefixes, digits)
+
+
+def format_bytes_per_s(bytes_per_s: float, *, digits: int = 3) -> str:
+    """Bandwidth with a decimal prefix, e.g. '819 GB/s'."""
+    return _format(bytes_per_s, "bytes_per_s", "B/s", _SI_PREFIXES, digits)
+
+
+def format_flops_per_s(flops_per_s: float, *, digits: int = 3) -> str:
+    """Compute rate with a decimal prefix, e.g. '197 TFLOP/s'."""
+    return _format(flops_per_s, "flops_per_s", "FLOP/s", _SI_PREFIXES, digits)
+
+
+def format_flops(flops: float, *, digits: int = 3) -> str:
+    """A FLOP count with a decimal prefix, e.g. '2.15 GFLOP'."""
+    return _format(flops, "flops", "FLOP", _SI_PREFIXES, digits)
+
+
+def format_seconds(seconds: float, *, digits: int = 3) -> str:
+    """A duration as 's', 'ms', 'us' or 'ns', e.g. '1.31 ms'."""
+    value = float(as_real_array("seconds", seconds, minimum=0.0))
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+        if value >= scale:
+            return f"{value / scale:.{digits}g} {unit}"
+    return f"{value / 1e-9:.{digits}g} ns"

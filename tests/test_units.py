@@ -1,0 +1,57 @@
+import math
+
+import numpy as np
+import pytest
+
+import hwlib as hw
+
+
+def test_binary_and_decimal_prefixes_are_exact():
+    assert hw.GiB == 2**30 and hw.GB == 10**9
+    assert hw.KiB == 1024 and hw.MiB == 1024**2 and hw.TiB == 1024**4
+    assert hw.kB == 1e3 and hw.MB == 1e6 and hw.TB == 1e12 and hw.PB == 1e15
+    assert hw.TERA == 1e12 and hw.PETA == 1e15 and hw.GIGA == 1e9
+
+
+def test_convert_bytes_between_systems():
+    assert hw.convert_bytes(16 * hw.GiB, "GiB") == 16
+    assert math.isclose(hw.convert_bytes(16 * hw.GiB, "GB"), 17.179869184)
+    np.testing.assert_array_equal(hw.convert_bytes(np.array([1, 2]) * hw.MB, "kB"), [1000, 2000])
+
+
+@pytest.mark.parametrize(
+    ("dtype", "size"), [("fp32", 4), ("tf32", 4), ("bf16", 2), ("fp16", 2), ("fp8", 1), ("int8", 1), ("int4", 0.5)]
+)
+def test_dtype_bytes(dtype, size):
+    assert hw.dtype_bytes(dtype) == size
+
+
+def test_formatting_names_the_prefix():
+    assert hw.format_bytes(16 * hw.GiB) == "16 GiB"
+    assert hw.format_bytes(16 * hw.GiB, binary=False) == "17.2 GB"
+    assert hw.format_bytes(512) == "512 B"
+    assert hw.format_bytes_per_s(819e9) == "819 GB/s"
+    assert hw.format_flops_per_s(197e12) == "197 TFLOP/s"
+    assert hw.format_flops(2.147483648e9) == "2.15 GFLOP"
+    assert hw.format_seconds(1.31e-3) == "1.31 ms"
+    assert hw.format_seconds(2.5) == "2.5 s"
+    assert hw.format_seconds(4e-12) == "0.004 ns"
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: hw.dtype_bytes("bf17"), ValueError, "dtype must be one of"),
+        (lambda: hw.dtype_bytes(2), TypeError, "dtype must be a string"),
+        (lambda: hw.convert_bytes(1, "GIB"), ValueError, "unit must be one of"),
+        (lambda: hw.convert_bytes(-1, "GB"), ValueError, "n_bytes must be >= 0"),
+        (lambda: hw.convert_bytes(float("nan"), "GB"), ValueError, "n_bytes must not be NaN"),
+        (lambda: hw.convert_bytes("16", "GB"), TypeError, "n_bytes must be a real number"),
+        (lambda: hw.format_bytes(-5), ValueError, "n_bytes must be >= 0"),
+        (lambda: hw.format_seconds(float("inf")), ValueError, "seconds must be finite"),
+        (lambda: hw.format_flops_per_s(True), TypeError, "flops_per_s must be a real number"),
+    ],
+)
+def test_bad_input_names_the_parameter(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
