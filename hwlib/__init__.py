@@ -5,6 +5,7 @@ book lives here once; the docstring of each function names the chapter that expl
 """
 
 from hwlib.hardware import SOURCES, Chip, Sourced, chip, chips
+from hwlib.publish import glue
 from hwlib.roofline import (
     attainable_flops_per_s,
     elementwise_intensity,
@@ -16,6 +17,7 @@ from hwlib.roofline import (
     roofline_time_s,
 )
 from hwlib.plotting import PALETTE, mark_kernel, plot_capacity_and_ridge, plot_roofline, use_book_style
+from hwlib.tables import chip_table, provenance_table
 from hwlib.units import (
     BYTE_UNITS,
     BYTES_PER_ELEMENT,

@@ -66,10 +66,11 @@ def plot_roofline(
 
 def mark_kernel(ax: plt.Axes, intensity: float, chip: Chip, label: str, dtype: str = "bf16",
                 colour: str = "#000000") -> None:
-    """Put a kernel of ``intensity`` (FLOP/byte) on ``chip``'s roofline, with a label."""
+    """Put a kernel of ``intensity`` (FLOP/byte) on ``chip``'s roofline, labelled unless ``label`` is empty."""
     flops = attainable_flops_per_s(intensity, chip, dtype) / TERA
     ax.plot([intensity], [flops], marker="D", color=colour, ms=7, zorder=5)
-    ax.annotate(label, (intensity, flops), textcoords="offset points", xytext=(6, -14), fontsize=8.5)
+    if label:
+        ax.annotate(label, (intensity, flops), textcoords="offset points", xytext=(6, -14), fontsize=8.5)
 
 
 def plot_capacity_and_ridge(

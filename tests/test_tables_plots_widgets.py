@@ -1,0 +1,72 @@
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+import hwlib as hw
+
+DOC = hw.chips("doc000")
+
+
+def test_chip_table_is_computed_from_the_records():
+    table = hw.chip_table(DOC)
+    assert list(table.index) == [record.label for record in DOC]
+    row = table.loc["TPU v5e [doc000]"]
+    assert row["HBM (GiB)"] == 16.0
+    assert row["ridge point (FLOP/byte)"] == hw.ridge_point(DOC[0])
+    assert row["bf16 peak (TFLOP/s)"] == 197.0
+
+
+def test_provenance_table_lists_every_sourced_field():
+    table = hw.provenance_table(hw.chip("v5e", source="doc000"))
+    assert set(table.index) == {"peak_flops[bf16]", "hbm", "hbm_bandwidth"}
+    assert table.loc["hbm_bandwidth", "value"] == 819e9
+
+
+def test_tables_reject_non_chips():
+    with pytest.raises(TypeError, match="chips must be a sequence of Chip records"):
+        hw.chip_table(["v5e"])
+    with pytest.raises(TypeError, match="chip must be a Chip record"):
+        hw.provenance_table("v5e")
+
+
+def test_plots_draw_one_roofline_per_chip_with_units():
+    ax = hw.plot_roofline(DOC)
+    assert len([line for line in ax.get_lines() if len(line.get_xdata()) > 1]) == len(DOC)
+    assert "FLOP/byte" in ax.get_xlabel() and "TFLOP/s" in ax.get_ylabel()
+    top = max(line.get_ydata().max() for line in ax.get_lines())
+    assert top == pytest.approx(918.0)
+    hw.mark_kernel(ax, 1024 / 3, DOC[0], "matmul")
+    axes = hw.plot_capacity_and_ridge(DOC)
+    assert "GiB" in axes[0].get_xlabel() and "FLOP/byte" in axes[1].get_xlabel()
+    widths = [bar.get_width() for bar in axes[1].patches]
+    np.testing.assert_allclose(widths, [hw.ridge_point(record) for record in DOC])
+    plt.close("all")
+
+
+def test_explorer_follows_its_controls():
+    explorer = hw.RooflineExplorer(chips=DOC, chip="TPU v5e [doc000]")
+    assert "compute-bound" in explorer.summary.value and explorer.image.value[:4] == b"\x89PNG"
+    explorer.n.value = 1
+    assert "memory-bound" in explorer.summary.value
+    explorer.n.value = 1024
+    explorer.chip.value = hw.chip("v6e", source="doc000")
+    assert "memory-bound" in explorer.summary.value and "573.8" in explorer.summary.value
+    assert explorer.dtype.value == "bf16"
+
+
+def test_explorer_rejects_bad_options():
+    with pytest.raises(KeyError, match="not among the explorer's chips"):
+        hw.RooflineExplorer(chips=DOC, chip="H100")
+    with pytest.raises(ValueError, match="m must be a power of two"):
+        hw.RooflineExplorer(chips=DOC, chip="TPU v5e [doc000]", m=1000)
+    with pytest.raises(TypeError, match="chips must be a non-empty sequence"):
+        hw.RooflineExplorer(chips=["v5e"])
+
+
+def test_glue_rejects_what_prose_cannot_show():
+    with pytest.raises(TypeError, match="table must be a number or a string"):
+        hw.glue(table=[1, 2])
