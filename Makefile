@@ -5,6 +5,7 @@ SHELL := /bin/bash
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
+WEB := web/static/vendor/.copied
 
 .PHONY: book test strict-book clean
 
@@ -14,14 +15,25 @@ $(STAMP): requirements.txt pyproject.toml
 	$(BIN)/python -m pip install --quiet -r requirements.txt
 	touch $(STAMP)
 
-book: $(STAMP)
+# Math and widget scripts come from the npm registry and are served by the book itself.
+$(WEB): web/package.json web/package-lock.json
+	@command -v npm >/dev/null || { echo "npm is needed for the book's offline assets: apt-get install npm"; exit 1; }
+	npm ci --prefix web --no-audit --no-fund --ignore-scripts --loglevel=error
+	rm -rf web/static/vendor && mkdir -p web/static/vendor/requirejs
+	cp -r web/node_modules/mathjax/es5 web/static/vendor/mathjax
+	cp -r web/node_modules/@jupyter-widgets/html-manager/dist web/static/vendor/html-manager
+	rm -f web/static/vendor/html-manager/*.map
+	cp web/node_modules/requirejs/require.js web/static/vendor/requirejs/
+	touch $(WEB)
+
+book: $(STAMP) $(WEB)
 	$(BIN)/jupyter-book build . --builder html
 
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval
 	$(MAKE) strict-book
 
-strict-book: $(STAMP)
+strict-book: $(STAMP) $(WEB)
 	rm -rf _build
 	$(BIN)/jupyter-book build . --builder html --all -W -n --keep-going
 

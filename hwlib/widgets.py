@@ -48,11 +48,14 @@ class RooflineExplorer:
         for name, value in (("m", m), ("k", k), ("n", n)):
             if value not in _SIZES:
                 raise ValueError(f"{name} must be a power of two from 1 to {_SIZES[-1]}, got {value!r}")
-        self.chip = widgets.Dropdown(options=list(by_label.items()), value=by_label[chip], description="chip")
-        self.dtype = widgets.Dropdown(description="dtype")
-        self.m = widgets.SelectionSlider(options=_SIZES, value=m, description="m (rows)")
-        self.k = widgets.SelectionSlider(options=_SIZES, value=k, description="k (inner)")
-        self.n = widgets.SelectionSlider(options=_SIZES, value=n, description="n (cols)")
+        layout, style = widgets.Layout(width="330px"), {"description_width": "70px"}
+        self.chip = widgets.Dropdown(options=list(by_label.items()), value=by_label[chip],
+                                     description="chip", layout=layout, style=style)
+        self.dtype = widgets.Dropdown(description="dtype", layout=layout, style=style)
+        self.m, self.k, self.n = (
+            widgets.SelectionSlider(options=_SIZES, value=value, description=label, layout=layout, style=style)
+            for value, label in ((m, "m (rows)"), (k, "k (inner)"), (n, "n (cols)"))
+        )
         self.summary = widgets.HTML()
         self.image = widgets.Image(format="png")
         with mpl.rc_context(STYLE):
@@ -71,8 +74,9 @@ class RooflineExplorer:
         for control in (self.chip, self.dtype, self.m, self.k, self.n):
             control.observe(self.update, names="value")
         self.update()
-        controls = widgets.VBox([self.chip, self.dtype, self.m, self.k, self.n, self.summary])
-        self.widget = widgets.HBox([controls, self.image])
+        controls = widgets.HBox([widgets.VBox([self.chip, self.dtype, self.summary]),
+                                 widgets.VBox([self.m, self.k, self.n])])
+        self.widget = widgets.VBox([controls, self.image])
 
     def _set_dtypes(self, preferred: str) -> None:
         available = list(self.chip.value.peak_flops_per_s)
