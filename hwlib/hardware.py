@@ -123,6 +123,21 @@ class Chip:
         return f"Chip({self.label!r})"
 
 
+def require_chip(chip: object) -> Chip:
+    """``chip`` itself if it is a Chip record, else a TypeError saying how to get one."""
+    if not isinstance(chip, Chip):
+        raise TypeError(f"chip must be a Chip record such as hw.chip('v5e'), got {chip!r}")
+    return chip
+
+
+def require_chips(chips: object) -> tuple[Chip, ...]:
+    """``chips`` as a non-empty tuple of Chip records, else a TypeError."""
+    records = tuple(chips) if isinstance(chips, (list, tuple)) else ()
+    if not records or not all(isinstance(record, Chip) for record in records):
+        raise TypeError(f"chips must be a non-empty sequence of Chip records, got {chips!r}")
+    return records
+
+
 def normalise_name(name: str) -> str:
     """Lower-case, drop punctuation and a leading vendor or 'tpu': 'TPU v5e' -> 'v5e'."""
     text = re.sub(r"[^a-z0-9]", "", name.lower())

@@ -13,24 +13,18 @@ from __future__ import annotations
 import numpy as np
 
 from hwlib._checks import Number, broadcast, non_negative, positive, scalar_or_array
-from hwlib.hardware import Chip
-
-
-def _require_chip(chip: object) -> Chip:
-    if not isinstance(chip, Chip):
-        raise TypeError(f"chip must be a Chip record such as hw.chip('v5e'), got {chip!r}")
-    return chip
+from hwlib.hardware import Chip, require_chip
 
 
 def ridge_point(chip: Chip, dtype: str = "bf16") -> float:
     """Peak FLOP/s over HBM bytes/s: the intensity (FLOP/byte) where a kernel turns compute-bound."""
-    chip = _require_chip(chip)
+    chip = require_chip(chip)
     return chip.peak(dtype) / chip.hbm_bytes_per_s
 
 
 def attainable_flops_per_s(intensity: Number, chip: Chip, dtype: str = "bf16") -> Number:
     """Roofline bound min(peak, intensity x HBM bandwidth) in FLOP/s, for intensity in FLOP/byte."""
-    chip = _require_chip(chip)
+    chip = require_chip(chip)
     values = non_negative("intensity", intensity, allow_inf=True)
     return scalar_or_array(np.minimum(chip.peak(dtype), values * chip.hbm_bytes_per_s))
 
@@ -44,7 +38,7 @@ def is_compute_bound(intensity: Number, chip: Chip, dtype: str = "bf16") -> bool
 
 def roofline_time_s(flops: Number, n_bytes: Number, chip: Chip, dtype: str = "bf16") -> Number:
     """Lower bound on run time, max(flops / peak, bytes / HBM bandwidth), in seconds."""
-    chip = _require_chip(chip)
+    chip = require_chip(chip)
     flop_count, byte_count = broadcast(flops=non_negative("flops", flops), n_bytes=non_negative("n_bytes", n_bytes))
     return scalar_or_array(np.maximum(flop_count / chip.peak(dtype), byte_count / chip.hbm_bytes_per_s))
 

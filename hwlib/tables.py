@@ -9,15 +9,13 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from hwlib.hardware import Chip
+from hwlib.hardware import Chip, require_chip, require_chips
 from hwlib.roofline import ridge_point
 from hwlib.units import GB, GiB, TERA
 
 
 def chip_table(chips: Sequence[Chip], dtype: str = "bf16") -> pd.DataFrame:
     """One row per chip: dense ``dtype`` peak, HBM in GiB and GB, bandwidth and ridge point."""
-    if not all(isinstance(record, Chip) for record in chips):
-        raise TypeError(f"chips must be a sequence of Chip records, got {chips!r}")
     rows = [
         {
             "chip": record.label,
@@ -27,18 +25,16 @@ def chip_table(chips: Sequence[Chip], dtype: str = "bf16") -> pd.DataFrame:
             "HBM bandwidth (GB/s)": record.hbm_bytes_per_s / GB,
             "ridge point (FLOP/byte)": ridge_point(record, dtype),
         }
-        for record in chips
+        for record in require_chips(chips)
     ]
     return pd.DataFrame(rows).set_index("chip")
 
 
 def provenance_table(chip: Chip) -> pd.DataFrame:
     """Every sourced number of one record: value, unit, text as quoted, source, date read, note."""
-    if not isinstance(chip, Chip):
-        raise TypeError(f"chip must be a Chip record such as hw.chip('v5e'), got {chip!r}")
     rows = [
         {"field": name, "value": q.value, "unit": q.unit, "quoted": q.quoted, "source": q.source,
          "read on": q.read_on, "note": q.note}
-        for name, q in chip.sourced_values().items()
+        for name, q in require_chip(chip).sourced_values().items()
     ]
     return pd.DataFrame(rows).set_index("field")

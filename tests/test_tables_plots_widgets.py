@@ -27,7 +27,7 @@ def test_provenance_table_lists_every_sourced_field():
 
 
 def test_tables_reject_non_chips():
-    with pytest.raises(TypeError, match="chips must be a sequence of Chip records"):
+    with pytest.raises(TypeError, match="chips must be a non-empty sequence of Chip records"):
         hw.chip_table(["v5e"])
     with pytest.raises(TypeError, match="chip must be a Chip record"):
         hw.provenance_table("v5e")
@@ -70,3 +70,21 @@ def test_explorer_rejects_bad_options():
 def test_glue_rejects_what_prose_cannot_show():
     with pytest.raises(TypeError, match="table must be a number or a string"):
         hw.glue(table=[1, 2])
+
+
+def test_plots_reject_bad_input():
+    with pytest.raises(TypeError, match="chips must be a non-empty sequence of Chip records"):
+        hw.plot_roofline(["v5e"])
+    with pytest.raises(KeyError, match="dtype 'fp8'"):
+        hw.plot_roofline(DOC, dtype="fp8")
+    ax = hw.plot_roofline(DOC)
+    with pytest.raises(ValueError, match="intensity must be >= 0"):
+        hw.mark_kernel(ax, -1.0, DOC[0], "bad")
+    with pytest.raises(TypeError, match="chips must be a non-empty sequence of Chip records"):
+        hw.plot_capacity_and_ridge([DOC[0], "v6e"])
+    plt.close("all")
+
+
+def test_book_style_is_applied():
+    hw.use_book_style()
+    assert plt.rcParams["axes.spines.top"] is False
