@@ -1,5 +1,6 @@
 # `make book`: set up .venv and build the HTML book into _build/html.
-# `make test`: hwlib's tests, every chapter executed by nbval, and a strict clean build.
+# `make test`: hwlib's tests, every chapter executed by nbval, a strict clean build, and
+#              every built page checked in headless Chromium.
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 VENV := .venv
@@ -21,8 +22,9 @@ $(WEB): web/package.json web/package-lock.json
 	npm ci --prefix web --no-audit --no-fund --ignore-scripts --loglevel=error
 	rm -rf web/static/vendor && mkdir -p web/static/vendor/requirejs
 	cp -r web/node_modules/mathjax/es5 web/static/vendor/mathjax
-	cp -r web/node_modules/@jupyter-widgets/html-manager/dist web/static/vendor/html-manager
-	rm -f web/static/vendor/html-manager/*.map
+	mkdir -p web/static/vendor/@jupyter-widgets/html-manager
+	cp -r web/node_modules/@jupyter-widgets/html-manager/dist web/static/vendor/@jupyter-widgets/html-manager/
+	rm -f web/static/vendor/@jupyter-widgets/html-manager/dist/*.map
 	cp web/node_modules/requirejs/require.js web/static/vendor/requirejs/
 	touch $(WEB)
 
@@ -32,6 +34,7 @@ book: $(STAMP) $(WEB)
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval
 	$(MAKE) strict-book
+	$(BIN)/python -m pytest browser_tests
 
 strict-book: $(STAMP) $(WEB)
 	rm -rf _build
