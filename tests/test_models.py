@@ -1,0 +1,70 @@
+import dataclasses
+
+import pytest
+
+import hwlib as hw
+
+
+def llama_params(vocab, hidden, layers, ffn, kv_dim, tied=False, qkv_bias=False):
+    """Parameters of a Llama-style decoder: gated MLP, RMSNorm, no biases (Qwen: QKV biases)."""
+    attention = 2 * hidden * hidden + 2 * hidden * kv_dim + (hidden + 2 * kv_dim) * qkv_bias
+    layer = attention + 3 * hidden * ffn + 2 * hidden
+    return vocab * hidden * (1 if tied else 2) + layers * layer + hidden
+
+
+def falcon_params(vocab, hidden, layers, head_dim):
+    """Falcon-7B: fused QKV with one KV head, 4x GELU MLP, one LayerNorm per layer, tied embeddings."""
+    layer = hidden * (hidden + 2 * head_dim) + hidden * hidden + 2 * hidden * 4 * hidden + 2 * hidden
+    return vocab * hidden + layers * layer + 2 * hidden
+
+
+def gpt2_params(vocab, context, hidden, layers):
+    layer = 4 * hidden + (3 * hidden * hidden + 3 * hidden) + (hidden * hidden + hidden) \
+        + (4 * hidden * hidden + 4 * hidden) + (4 * hidden * hidden + hidden)
+    return vocab * hidden + context * hidden + layers * layer + 2 * hidden
+
+
+def test_parameter_counts_follow_from_the_config_shapes():
+    assert hw.model("llama-2-7b").params == llama_params(32000, 4096, 32, 11008, 4096)
+    assert hw.model("llama-3-8b").params == llama_params(128256, 4096, 32, 14336, 1024)
+    assert hw.model("mistral-7b").params == llama_params(32000, 4096, 32, 14336, 1024)
+    assert hw.model("llama-3-70b").params == llama_params(128256, 8192, 80, 28672, 1024)
+    assert hw.model("qwen2.5-1.5b").params == llama_params(151936, 1536, 28, 8960, 256, tied=True, qkv_bias=True)
+    assert hw.model("falcon-7b").params == falcon_params(65024, 4544, 32, 64)
+    assert hw.model("gpt2-xl").params == gpt2_params(50257, 1024, 1600, 48)
+
+
+def test_shapes_are_consistent():
+    for record in hw.MODELS:
+        if record.hidden is not None:
+            assert record.heads * record.head_dim == record.hidden, record
+        assert record.n_params.unit == "parameters" and record.source and record.read_on == "2026-11-30"
+        assert record.kv_bytes_per_token("bf16") == 2 * record.layers * record.kv_heads * record.head_dim * 2
+
+
+def test_attention_kinds_and_kv_bytes():
+    kinds = {record.key: record.attention for record in hw.MODELS}
+    assert kinds["llama-2-7b"] == "MHA" and kinds["gpt2-xl"] == "MHA"
+    assert kinds["llama-3-8b"] == "GQA" and kinds["falcon-7b"] == "MQA"
+    assert kinds["doc000-7b"] == "not stated"
+    assert hw.model("Llama 2 7B").kv_bytes_per_token() == 524288
+    assert hw.model("llama-3-8b").kv_bytes_per_token() == 131072
+    assert hw.model("falcon-7b").kv_bytes_per_token() == 8192
+    assert hw.model("doc000-7b").kv_bytes(8192, "fp32") == 2 * 2**30
+    assert hw.model("llama-3-8b").weight_bytes("int8") == 8_030_261_248
+
+
+def test_models_are_immutable_and_validated():
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        hw.model("llama-3-8b").layers = 1
+    with pytest.raises(ValueError, match="layers must be a positive int"):
+        dataclasses.replace(hw.model("llama-3-8b"), layers=0)
+    with pytest.raises(ValueError, match="must be a multiple of kv_heads"):
+        dataclasses.replace(hw.model("llama-3-8b"), kv_heads=5)
+
+
+def test_lookup_errors():
+    with pytest.raises(KeyError, match="did you mean"):
+        hw.model("llama-3-7b")
+    with pytest.raises(TypeError, match="name must be a model name string"):
+        hw.model(7)
