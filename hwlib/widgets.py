@@ -722,7 +722,7 @@ SQUEEZE_DEVICES = tuple(2**p for p in range(0, 14))
 SQUEEZE_CRITICAL = (1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7)
 """Critical batch sizes (tokens) the squeeze explorer offers (0.1 M to 50 M)."""
 _SQUEEZE_BATCHES = np.geomspace(1e3, 1e9, 240)
-_OWN_NETWORK = "system's own"
+_OWN_NETWORK = "own"
 
 
 class BatchSqueezeExplorer:
@@ -746,11 +746,11 @@ class BatchSqueezeExplorer:
                                      ("critical_batch_tokens", critical_batch_tokens, SQUEEZE_CRITICAL)):
             if value not in options:
                 raise ValueError(f"{name} must be one of {options}, got {value!r}")
-        layout, style = widgets.Layout(width="340px"), {"description_width": "95px"}
+        layout, style = widgets.Layout(width="280px"), {"description_width": "95px"}
         self.system = widgets.Dropdown(options=[(r.name, r) for r in records], value=by_key[cluster],
                                        description="system", layout=layout, style=style)
-        networks = [(_OWN_NETWORK, None)] + [(f.name, f) for f in all_fabrics("vendor", "scale-out")]
-        self.network = widgets.Dropdown(options=networks, value=None, description="network",
+        networks = [("system's own", _OWN_NETWORK)] + [(f.name, f) for f in all_fabrics("vendor", "scale-out")]
+        self.network = widgets.Dropdown(options=networks, value=_OWN_NETWORK, description="network",
                                         layout=layout, style=style)
         self.params = widgets.SelectionSlider(options=[(f"{p / 1e9:g}B", p) for p in SQUEEZE_PARAMS], value=params,
                                               description="model size", layout=layout, style=style)
@@ -762,8 +762,8 @@ class BatchSqueezeExplorer:
         self.summary = widgets.HTML()
         self.image = widgets.Image(format="png")
         with mpl.rc_context(STYLE):
-            self.figure = Figure(figsize=(5.6, 3.5), dpi=80)
-            self.figure.subplots_adjust(left=0.14, right=0.97, bottom=0.15, top=0.9)
+            self.figure = Figure(figsize=(5.0, 3.4), dpi=80)
+            self.figure.subplots_adjust(left=0.15, right=0.96, bottom=0.15, top=0.9)
             self._canvas = FigureCanvasAgg(self.figure)
             self._ax = ax = self.figure.add_subplot()
             ax.axhline(1.0, color="0.4", lw=1, ls=":")
@@ -790,7 +790,7 @@ class BatchSqueezeExplorer:
     def current_cluster(self) -> Cluster:
         """The chosen system, with the chosen network in place of its own where it has one."""
         record, network = self.system.value, self.network.value
-        if network is None or record.network is None:
+        if network == _OWN_NETWORK or record.network is None:
             return record
         return Cluster(f"{record.key}+{network.key}", f"{record.chip.name} node + {network.name}", record.chip,
                        record.node_fabric, network)
@@ -812,7 +812,7 @@ class BatchSqueezeExplorer:
         self._critical.set_xdata([critical, critical])
         for artist in self._dynamic:
             self._ax.draw_artist(artist)
-        ignored = "" if record.network is not None or self.network.value is None else \
+        ignored = "" if record.network is not None or self.network.value == _OWN_NETWORK else \
             " (this system has no network to replace)"
         self.summary.value = (
             f"<b>{record.name}</b>{ignored}<br>all-reduce {squeeze.allreduce_time_s * 1e3:,.3g} ms + optimizer "
