@@ -13,46 +13,23 @@ Q, K and V, so the matmul FLOPs are exactly the 72 d^2 T of ``hw.layer_flops`` a
 difference is element-wise work. The mix multiplies Q by K, so no projection can be folded
 into another: the compiler gets no algebraic shortcut a real layer would not offer.
 
-JAX is imported only inside the functions (and pinned to the CPU), so ``import hwlib`` does
-not need it. Explained in the chapter "The training step as compute and commute".
+JAX is imported only inside the functions, so ``import hwlib`` does not need it; the layer
+is compiled for JAX's default device. Explained in the chapter "The training step as compute and commute".
 """
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from hwlib._checks import as_real_array
+from hwlib.measure import _cost, _jax, _whole
 
 MLP_RATIO = 4
 """MLP hidden width over d, as in 12 d^2 parameters per layer."""
 
 
-def _jax():
-    os.environ.setdefault("JAX_PLATFORMS", "cpu")
-    import jax
-    import jax.numpy as jnp
-
-    return jax, jnp
-
-
-def _flops_of(cost: object) -> float:
-    """The 'flops' entry of a cost analysis, which is a dict or (older JAX) a list of dicts."""
-    if isinstance(cost, (list, tuple)):
-        return float(sum(entry.get("flops", 0.0) for entry in cost))
-    return float(cost["flops"])
-
-
-def _whole(name: str, value: object) -> int:
-    array = as_real_array(name, value, minimum=0.0, strictly_above=True, integral=True)
-    if array.ndim:
-        raise TypeError(f"{name} must be one whole number (one compilation per shape), got {value!r}")
-    return int(array)
-
-
 def xla_layer_flops(d: int, T: int, input_gradient: bool = True) -> float:
-    """FLOPs that XLA counts for one layer's forward + backward on T tokens of width d (float32, CPU).
+    """FLOPs that XLA counts for one layer's forward + backward on T tokens of width d (float32).
 
     ``input_gradient=False`` differentiates with respect to the weights only; XLA then drops
     the input-gradient matmuls of the first projections, which the 72 d^2 T count includes.
@@ -79,7 +56,7 @@ def xla_layer_flops(d: int, T: int, input_gradient: bool = True) -> float:
     x = jax.ShapeDtypeStruct((tokens, width), jnp.float32)
     gradient = jax.grad(loss, argnums=(0, 1) if input_gradient else 0)
     compiled = jax.jit(gradient).lower(weights, x).compile()
-    return _flops_of(compiled.cost_analysis())
+    return _cost(compiled).flops
 
 
 def xla_matmul_flops(d: int, T: int, input_gradient: bool = True) -> float:

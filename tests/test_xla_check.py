@@ -30,11 +30,6 @@ def test_comparison_table_has_one_row_per_shape():
     assert (table["relative gap"] > 0).all()
 
 
-def test_flops_of_handles_dict_and_list():
-    assert xla_check._flops_of({"flops": 3.0}) == 3.0
-    assert xla_check._flops_of([{"flops": 3.0}, {"flops": 1.0}]) == 4.0
-
-
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
