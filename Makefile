@@ -28,7 +28,13 @@ $(WEB): web/package.json web/package-lock.json
 	cp web/node_modules/requirejs/require.js web/static/vendor/requirejs/
 	touch $(WEB)
 
-book: $(STAMP) $(WEB)
+# The execution cache is keyed on cell code only: drop it whenever hwlib changes.
+HWLIB_STAMP := _build/.hwlib-stamp
+$(HWLIB_STAMP): $(wildcard hwlib/*.py)
+	rm -rf _build/.jupyter_cache
+	mkdir -p _build && touch $(HWLIB_STAMP)
+
+book: $(STAMP) $(WEB) $(HWLIB_STAMP)
 	$(BIN)/jupyter-book build . --builder html
 
 test: $(STAMP)

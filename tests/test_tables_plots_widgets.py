@@ -67,6 +67,19 @@ def test_explorer_rejects_bad_options():
         hw.RooflineExplorer(chips=["v5e"])
 
 
+def test_glue_writes_what_myst_nb_glue_writes(monkeypatch):
+    import IPython.display
+    import myst_nb.ext.glue as myst_glue
+
+    ours, theirs = [], []
+    monkeypatch.setattr(IPython.display, "display", lambda *a, **k: ours.append((a, k)))
+    monkeypatch.setattr(myst_glue, "ipy_display", lambda *a, **k: theirs.append((a, k)))
+    hw.glue(ridge=np.float64(240.5), chip="TPU v5e", count=10)
+    for name, value in (("ridge", 240.5), ("chip", "TPU v5e"), ("count", 10)):
+        myst_glue.glue(name, value, display=False)
+    assert ours == theirs and len(ours) == 3
+
+
 def test_glue_rejects_what_prose_cannot_show():
     with pytest.raises(TypeError, match="table must be a number or a string"):
         hw.glue(table=[1, 2])
