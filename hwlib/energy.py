@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 
 from hwlib._checks import Number, non_negative, positive, scalar_or_array
-from hwlib.hardware import Chip, Sourced
+from hwlib.hardware import Chip, Sourced, require_chip
 
 READ = "2026-11-30"
 DALLY_2023 = (
@@ -177,8 +177,7 @@ def require_energy(chip: object, fields: tuple[str, ...] = ENERGY_FIELDS) -> Chi
 
     Chapter "What moving a byte costs".
     """
-    if not isinstance(chip, Chip):
-        raise TypeError(f"chip must be a Chip record such as hw.chip('A100-80GB', source='doc002'), got {chip!r}")
+    chip = require_chip(chip)
     missing = [name for name in fields if getattr(chip, name) is None]
     if missing:
         raise ValueError(

@@ -46,7 +46,7 @@ import numpy as np
 
 from hwlib._checks import Number, broadcast, fraction, non_negative, one_of, positive, scalar_or_array
 from hwlib.energy import require_energy
-from hwlib.hardware import Chip, Sourced
+from hwlib.hardware import Chip, Sourced, require_chip
 
 READ = "2026-11-30"
 DOC002 = "002_501c62d3c87c2a8c.txt (section 3, traffic constants)"
@@ -112,8 +112,7 @@ def fabric_bytes_per_s(chip: Chip, fabric: str) -> float:
 
     Chapter "A 7B model, regime by regime".
     """
-    if not isinstance(chip, Chip):
-        raise TypeError(f"chip must be a Chip record such as hw.chip('A100-80GB', source='doc002'), got {chip!r}")
+    chip = require_chip(chip)
     one_of("fabric", fabric, FABRICS)
     if (chip.key, fabric) not in FABRIC_BANDWIDTH:
         known = sorted({key for key, _ in FABRIC_BANDWIDTH})
@@ -136,8 +135,8 @@ def l2_elements(chip: Chip, l2_fraction: float = L2_FRACTION) -> float:
 
     Chapter "The training step as compute and commute".
     """
-    if not isinstance(chip, Chip) or chip.l2 is None:
-        raise ValueError(f"chip must be a Chip record with an l2 size, got {chip!r}")
+    if require_chip(chip).l2 is None:
+        raise ValueError(f"chip {chip.label} has no l2 size: the re-blocking term needs it")
     share = fraction("l2_fraction", l2_fraction)
     if share.ndim:
         raise TypeError(f"l2_fraction must be a single number in (0, 1], got {l2_fraction!r}")

@@ -36,7 +36,7 @@ from types import MappingProxyType
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negative, one_of, positive
-from hwlib.hardware import Chip
+from hwlib.hardware import Chip, require_chip
 from hwlib.units import dtype_bytes
 
 READ = "2026-11-30"
@@ -354,12 +354,6 @@ def kv_cache_bytes(
 
 # --- capacity ----------------------------------------------------------------------------
 
-def _require_chip(chip: object) -> Chip:
-    if not isinstance(chip, Chip):
-        raise TypeError(f"chip must be a Chip record such as hw.chip('v5e'), got {chip!r}")
-    return chip
-
-
 _ROUNDING = 1e-12
 """Relative slack so that a total equal to a whole number of chips' usable HBM, up to
 floating-point rounding (e.g. 51.2 GiB on 12.8 GiB chips), needs exactly that many."""
@@ -371,7 +365,7 @@ def usable_bytes(chip: Chip, usable_fraction: Number = 0.8, chips: Number = 1) -
     The rest is left for the runtime, compiler scratch space and fragmentation.
     Explained in the chapter "HBM budgets for training".
     """
-    record = _require_chip(chip)
+    record = require_chip(chip)
     share, count = broadcast(usable_fraction=fraction("usable_fraction", usable_fraction),
                              chips=positive("chips", chips, integral=True))
     return _out(count * share * record.hbm_bytes)
@@ -384,7 +378,7 @@ def chips_needed(total_bytes: Number, chip: Chip, usable_fraction: Number = 0.8)
     is not necessarily a real deployment size: see :func:`deployment_chips`.
     Explained in the chapter "HBM budgets for training".
     """
-    record = _require_chip(chip)
+    record = require_chip(chip)
     total, share = broadcast(total_bytes=non_negative("total_bytes", total_bytes),
                              usable_fraction=fraction("usable_fraction", usable_fraction))
     ratio = total / (share * record.hbm_bytes)
@@ -488,7 +482,7 @@ def deployment(chip: Chip) -> Deployment:
 
     Explained in the chapter "HBM budgets for training".
     """
-    record = _require_chip(chip)
+    record = require_chip(chip)
     if record.key not in DEPLOYMENTS:
         raise KeyError(f"no deployment sizes for chip {record.label!r}; known for {sorted(DEPLOYMENTS)}")
     return DEPLOYMENTS[record.key]
@@ -589,7 +583,7 @@ def decode_step_time_s(
     roof (Williams et al. 2009; Pope et al. 2023, arXiv:2211.05102, Sec. 2).
     Explained in the chapter "KV-cache precision".
     """
-    record = _require_chip(chip)
+    record = require_chip(chip)
     weights, kv, batches, count = broadcast(
         weight_bytes=non_negative("weight_bytes", weight_bytes),
         kv_bytes_per_sequence=non_negative("kv_bytes_per_sequence", kv_bytes_per_sequence),

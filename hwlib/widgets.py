@@ -34,6 +34,14 @@ _SIZES = tuple(2**p for p in range(0, 17))
 _INTENSITY = np.geomspace(0.01, 1e5, 200)
 
 
+def _png(canvas: FigureCanvasAgg) -> bytes:
+    """The canvas as it stands, as PNG bytes for an ipywidgets.Image (fast, light compression)."""
+    rgba = canvas.buffer_rgba()
+    buffer = io.BytesIO()
+    PIL.Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba).save(buffer, "png", compress_level=1)
+    return buffer.getvalue()
+
+
 class RooflineExplorer:
     """Chip, dtype and matmul shape (m x k) @ (k x n) -> the kernel's point on the roofline."""
 
@@ -109,10 +117,7 @@ class RooflineExplorer:
             f"attainable {format_flops_per_s(attained)}<br>"
             f"time at least {format_seconds(roofline_time_s(flops, n_bytes, record, dtype))}"
         )
-        rgba = self._canvas.buffer_rgba()
-        buffer = io.BytesIO()
-        PIL.Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba).save(buffer, "png", compress_level=1)
-        self.image.value = buffer.getvalue()
+        self.image.value = _png(self._canvas)
 
     def _draw_background(self, record: Chip, dtype: str, ridge: float) -> None:
         """Draw everything but the kernel's point once per chip and dtype, and keep it."""
@@ -156,19 +161,10 @@ _KV_DTYPES = ("fp32", "bf16", "int8", "int4")
 _RECOMPUTE_OPTIONS = (("none", "none"), ("selective / FlashAttention", "selective"), ("full", "full"))
 
 
-def _png(canvas: FigureCanvasAgg) -> bytes:
-    rgba = canvas.buffer_rgba()
-    buffer = io.BytesIO()
-    PIL.Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba).save(buffer, "png", compress_level=1)
-    return buffer.getvalue()
-
-
 def _chip_options(chips: Sequence[Chip] | None, default: str) -> tuple[list, Chip]:
     from hwlib.memory import DEPLOYMENTS
 
-    records = tuple(chips) if chips is not None else tuple(c for c in all_chips() if c.key in DEPLOYMENTS)
-    if not records or not all(isinstance(record, Chip) for record in records):
-        raise TypeError(f"chips must be a non-empty sequence of Chip records, got {chips!r}")
+    records = require_chips(chips) if chips is not None else tuple(c for c in all_chips() if c.key in DEPLOYMENTS)
     by_label = {record.label: record for record in records}
     if default not in by_label:
         raise KeyError(f"chip {default!r} is not among the explorer's chips {sorted(by_label)}")
@@ -410,13 +406,6 @@ COMMUTE_TOKENS = tuple(2**p for p in range(0, 18))
 _COMMUTE_T_CURVE = np.geomspace(1, 2**17, 160)
 
 
-def _commute_png(canvas: FigureCanvasAgg) -> bytes:
-    rgba = canvas.buffer_rgba()
-    buffer = io.BytesIO()
-    PIL.Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba).save(buffer, "png", compress_level=1)
-    return buffer.getvalue()
-
-
 class _CommuteExplorer:
     """Shared controls (chip, d, T, b_w, a) and the draw-once, blit-on-change machinery."""
 
@@ -425,10 +414,8 @@ class _CommuteExplorer:
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: str = "A100-80GB [doc002]", d: int = 4096,
                  T: int = 2048, b_w: float = 12.0, a: float = 200.0) -> None:
-        records = tuple(chips) if chips is not None else tuple(
+        records = require_chips(chips) if chips is not None else tuple(
             c for c in all_chips() if c.l2 is not None and all(getattr(c, f) is not None for f in ENERGY_FIELDS))
-        if not records or not all(isinstance(record, Chip) for record in records):
-            raise TypeError(f"chips must be a non-empty sequence of Chip records, got {chips!r}")
         by_label = {record.label: record for record in records}
         if chip not in by_label:
             raise KeyError(f"chip {chip!r} is not among the explorer's chips {sorted(by_label)}")
@@ -502,7 +489,7 @@ class _CommuteExplorer:
         for artist in self._dynamic():
             artist.axes.draw_artist(artist)
         self.summary.value = summary
-        self.image.value = _commute_png(self._canvas)
+        self.image.value = _png(self._canvas)
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
         return self.widget._repr_mimebundle_(**kwargs)
