@@ -1,0 +1,47 @@
+"""Sphinx extension: what the book's HTML pages need beyond Jupyter Book's defaults.
+
+- Offline: serves the book's own copies of MathJax, require.js and the widget manager
+  (copied from npm into web/static by `make`), points require.js at them (so the manager
+  finds its modules and fonts there, whatever the page's depth), and adds a shim that lets
+  the widget manager talk to MathJax 3.
+- One copy of each script: sphinx-thebe's configuration script is added twice under
+  Sphinx 7 ("Identifier 'THEBE_JS_URL' has already been declared" in the browser).
+- Notebook downloads: each chapter's executed notebook is copied next to its source so
+  that the download menu offers ".ipynb" beside ".md" (the theme does this only when
+  launch buttons are configured).
+"""
+
+import shutil
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+REQUIRE_CONFIG = 'var require = {baseUrl: document.documentElement.dataset.content_root + "_static/vendor/"};'
+
+
+def _drop_repeated_scripts(app, pagename, templatename, context, doctree):
+    seen, unique = set(), []
+    for script in context.get("script_files", []):
+        key = (getattr(script, "filename", None) or "", repr(sorted(getattr(script, "attributes", {}).items())))
+        if key not in seen:
+            seen.add(key)
+            unique.append(script)
+    context["script_files"] = unique
+
+
+def _offer_notebook(app, pagename, templatename, context, doctree):
+    executed = Path(app.outdir).parent / "jupyter_execute" / f"{pagename}.ipynb"
+    if doctree is None or not executed.exists():
+        return
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(executed, target)
+    context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def setup(app):
+    app.config.html_static_path.extend([str(ROOT / "web" / "static"), str(ROOT / "web" / "js")])
+    app.add_js_file(None, priority=100, body=REQUIRE_CONFIG)
+    app.add_js_file("mathjax2-hub-shim.js", priority=600, defer="defer")
+    app.connect("html-page-context", _drop_repeated_scripts, priority=900)
+    app.connect("html-page-context", _offer_notebook, priority=500)
+    return {"parallel_read_safe": True, "parallel_write_safe": True}
