@@ -179,6 +179,7 @@ from hwlib.plotting import (
     plot_kv_per_token,
     plot_max_params,
     plot_measured_roofline,
+    plot_regimes,
     plot_roofline,
     plot_step_intensity,
     plot_t_min,

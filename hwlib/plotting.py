@@ -12,7 +12,12 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
+from hwlib._checks import non_negative
+from hwlib.data_parallel import cluster_squeeze, time_to_target
+from hwlib.energy import machine_balance
 from hwlib.hardware import Chip, require_chips
+from hwlib.layer_model import TrainingStep, d_min, layer_step, t_min, t_min_large_d
+from hwlib.memory import TRAINING_RECIPES, activation_bytes, decode_step_time_s, tokens_that_fit, usable_bytes
 from hwlib.roofline import attainable_flops_per_s, ridge_point
 from hwlib.units import GiB, TERA
 
@@ -101,14 +106,6 @@ def plot_capacity_and_ridge(
 
 # --- memory budgets and KV caches (chapters "HBM budgets for training", "KV-cache precision")
 
-from hwlib._checks import non_negative  # noqa: E402
-from hwlib.memory import (  # noqa: E402
-    TRAINING_RECIPES,
-    activation_bytes,
-    decode_step_time_s,
-    tokens_that_fit,
-    usable_bytes,
-)
 
 def _require_models(models: Sequence) -> None:
     from hwlib.models import ModelShape
@@ -274,8 +271,6 @@ def plot_decode_bound(
 # --- the compute-to-commute model (chapters "The training step as compute and commute",
 # "The element-wise tax and where the joules go") --------------------------------------
 
-from hwlib.energy import machine_balance  # noqa: E402
-from hwlib.layer_model import d_min, layer_step, t_min, t_min_large_d  # noqa: E402
 
 ENERGY_PART_LABELS = {
     "arithmetic_j": "arithmetic (datapath and operand delivery on chip)",
@@ -478,8 +473,6 @@ def plot_measured_roofline(
 
 # --- the batch-size squeeze (chapter "The batch-size squeeze") ----------------------------
 
-from hwlib.data_parallel import cluster_squeeze, time_to_target  # noqa: E402
-
 
 def plot_time_to_target(
     cluster: object,
@@ -527,3 +520,44 @@ def plot_time_to_target(
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, fontsize=8,
               title="circles: time-optimal batch; dotted: ideal (no fixed cost, no waste)", title_fontsize=8)
     return ax
+
+
+def plot_regimes(steps: TrainingStep, labels: Sequence[str], axes: Sequence[plt.Axes] | None = None
+                 ) -> Sequence[plt.Axes]:
+    """Where each regime's time and energy go: shares of step time and of energy, one bar per regime.
+
+    Left: layers, optimizer update and all-reduce as shares of the step time, labelled with
+    ms per token; right: arithmetic, HBM and static energy, labelled with mJ per token.
+    ``steps`` is ``hw.regime_steps(...)``; chapter "A 7B model, regime by regime".
+    """
+    if not isinstance(steps, TrainingStep):
+        raise TypeError(f"steps must be a TrainingStep such as hw.regime_steps(chip), got {steps!r}")
+    names = list(labels)
+    if len(names) != np.size(steps.time_s):
+        raise ValueError(f"labels must name each of the {np.size(steps.time_s)} regimes, got {len(names)}")
+    if axes is None:
+        axes = plt.subplots(1, 2, figsize=(9.0, 0.45 * len(names) + 1.8), sharey=True, layout="constrained")[1]
+    panels = (
+        (axes[0], steps.time_s, ("layers_time_s", "optimizer_time_s", "allreduce_time_s"),
+         ("layers", "optimizer update", "all-reduce"), 1e3 * np.asarray(steps.time_per_token_s), "ms/token",
+         "share of step time"),
+        (axes[1], steps.energy_j, ("arithmetic_j", "hbm_j", "static_j"), ("arithmetic", "HBM", "static"),
+         1e3 * np.asarray(steps.energy_per_token_j), "mJ/token", "share of step energy"),
+    )
+    position = np.arange(len(names))
+    for (ax, total, fields, parts, per_token, unit, xlabel), colours in zip(panels, (PALETTE[:3], PALETTE[3:6])):
+        left = np.zeros(len(names))
+        for colour, field, part in zip(colours, fields, parts):
+            share = np.asarray(getattr(steps, field)) / np.asarray(total)
+            ax.barh(position, share, left=left, color=colour, label=part)
+            left += share
+        for y, value in zip(position, per_token):
+            ax.annotate(f"{value:,.0f} {unit}" if value >= 100 else f"{value:.3g} {unit}", (1.0, y), xytext=(4, 0), textcoords="offset points",
+                        va="center", fontsize=8)
+        ax.set(xlim=(0, 1.34), xlabel=xlabel)
+        ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0", "25 %", "50 %", "75 %", "100 %"])
+        ax.grid(axis="y", visible=False)
+        ax.legend(loc="upper center", bbox_to_anchor=(0.4, -0.18), ncols=3, fontsize=8)
+    axes[0].set_yticks(position, names)
+    axes[0].invert_yaxis()
+    return axes

@@ -136,3 +136,21 @@ def test_explorers_reject_bad_options():
 def test_table_bad_input(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_regime_plot_shows_shares_that_add_up():
+    import matplotlib.pyplot as plt
+
+    steps = hw.regime_steps(hw.chip("A100-80GB", source="doc002"))
+    names = [scenario.name for scenario in hw.DOC002_SCENARIOS]
+    axes = hw.plot_regimes(steps, names)
+    for ax in axes:
+        widths = np.array([bar.get_width() for bar in ax.patches]).reshape(3, len(names))
+        np.testing.assert_allclose(widths.sum(axis=0), 1.0)
+    first_time_share = axes[0].patches[0].get_width()
+    assert first_time_share == pytest.approx(steps.layers_time_s[0] / steps.time_s[0])
+    with pytest.raises(ValueError, match="labels must name each of the 6 regimes"):
+        hw.plot_regimes(steps, names[:2])
+    with pytest.raises(TypeError, match="steps must be a TrainingStep"):
+        hw.plot_regimes("steps", names)
+    plt.close("all")
