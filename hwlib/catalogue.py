@@ -11,19 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hwlib.hardware import Chip, Sourced
+from hwlib.hardware import Chip, Sourced, cite
 from hwlib.units import GB, GiB, MB, MiB, PETA, TB, TERA
-
-READ = "2026-11-30"
 
 DOC000 = "000_dfa9af1fd73ea27d.txt (TPU_SPECS)"
 DOC002 = "002_501c62d3c87c2a8c.txt (GPUS)"
 
 
 def _doc000(key: str, name: str, hbm_gib: float, bw_gbs: float, bf16_tflops: float) -> Chip:
-    def q(value: float, unit: str, quoted: str) -> Sourced:
-        return Sourced(value, unit, DOC000, READ, quoted)
-
+    q = cite(DOC000)
     return Chip(
         key=key,
         name=name,
@@ -48,9 +44,7 @@ def _doc002(
     tdp: float,
     aliases: tuple[str, ...] = (),
 ) -> Chip:
-    def q(value: float, unit: str, quoted: str, note: str = "") -> Sourced:
-        return Sourced(value, unit, DOC002, READ, quoted, note)
-
+    q = cite(DOC002)
     return Chip(
         key=key,
         name=name,
@@ -84,15 +78,6 @@ SPARSE = "Printed with sparsity (the asterisk); stored dense, i.e. half the prin
 BIDIRECTIONAL = "Bidirectional: both directions summed; one direction gets half."
 
 
-def _cite(source: str) -> Callable[..., Sourced]:
-    """A constructor of Sourced values read from ``source`` on READ."""
-
-    def q(value: float, unit: str, quoted: str, note: str = "") -> Sourced:
-        return Sourced(value, unit, source, READ, quoted, note)
-
-    return q
-
-
 def _gb_note(n: int) -> str:
     return (
         f"Google writes GB; stored literally as {n}e9 B. The capacity is a power of two "
@@ -101,12 +86,12 @@ def _gb_note(n: int) -> str:
 
 
 # Google Cloud TPU documentation.
-_TPU_V4 = _cite("https://docs.cloud.google.com/tpu/docs/v4")
-_TPU_V5E = _cite("https://docs.cloud.google.com/tpu/docs/v5e")
-_TPU_V5P = _cite("https://docs.cloud.google.com/tpu/docs/v5p-training")
-_TPU_V6E = _cite("https://docs.cloud.google.com/tpu/docs/v6e.md.txt")
-_TPU_V6E_2024 = _cite("https://cloud.google.com/tpu/docs/v6e")
-_TPU7X = _cite("https://docs.cloud.google.com/tpu/docs/tpu7x")
+_TPU_V4 = cite("https://docs.cloud.google.com/tpu/docs/v4")
+_TPU_V5E = cite("https://docs.cloud.google.com/tpu/docs/v5e")
+_TPU_V5P = cite("https://docs.cloud.google.com/tpu/docs/v5p-training")
+_TPU_V6E = cite("https://docs.cloud.google.com/tpu/docs/v6e.md.txt")
+_TPU_V6E_2024 = cite("https://cloud.google.com/tpu/docs/v6e")
+_TPU7X = cite("https://docs.cloud.google.com/tpu/docs/tpu7x")
 
 _TPUS: tuple[Chip, ...] = (
     Chip(
@@ -241,20 +226,20 @@ _TPUS: tuple[Chip, ...] = (
 )
 
 # NVIDIA datasheets, product pages and architecture posts.
-_A100_DATASHEET = _cite(
+_A100_DATASHEET = cite(
     "NVIDIA A100 Tensor Core GPU datasheet (nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf), "
     "https://www.nvidia.com/content/dam/en-zz/Solutions/Data-Center/a100/pdf/"
     "nvidia-a100-datasheet-us-nvidia-1758950-r4-web.pdf"
 )
-_AMPERE_POST = _cite("https://developer.nvidia.com/blog/nvidia-ampere-architecture-in-depth/")
-_H100_DATASHEET = _cite(
+_AMPERE_POST = cite("https://developer.nvidia.com/blog/nvidia-ampere-architecture-in-depth/")
+_H100_DATASHEET = cite(
     "NVIDIA H100 Tensor Core GPU datasheet, "
     "https://resources.nvidia.com/en-us-tensor-core/nvidia-tensor-core-gpu-datasheet"
 )
-_HOPPER_POST = _cite("https://developer.nvidia.com/blog/nvidia-hopper-architecture-in-depth/")
-_H200_PAGE = _cite("https://www.nvidia.com/en-us/data-center/h200/")
-_DGX_B200_PAGE = _cite("https://www.nvidia.com/en-us/data-center/dgx-b200/")
-_HGX_PAGE = _cite("https://www.nvidia.com/en-us/data-center/hgx/")
+_HOPPER_POST = cite("https://developer.nvidia.com/blog/nvidia-hopper-architecture-in-depth/")
+_H200_PAGE = cite("https://www.nvidia.com/en-us/data-center/h200/")
+_DGX_B200_PAGE = cite("https://www.nvidia.com/en-us/data-center/dgx-b200/")
+_HGX_PAGE = cite("https://www.nvidia.com/en-us/data-center/hgx/")
 
 _VENDOR_HBM: dict[str, Sourced] = {
     "a100-40gb": _A100_DATASHEET(
@@ -439,9 +424,9 @@ _NVIDIA_GPUS: tuple[Chip, ...] = (
 )
 
 # AMD: ROCm documentation and the product page.
-_ROCM_SPECS = _cite("https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html")
-_ROCM_MI300 = _cite("https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html")
-_AMD_MI300X = _cite("https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html")
+_ROCM_SPECS = cite("https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html")
+_ROCM_MI300 = cite("https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html")
+_AMD_MI300X = cite("https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html")
 
 _MI300X_DENSE = "Row of ROCm's MI300X peak table (type | FLOPS/clock/CU | peak TFLOPS); dense."
 

@@ -45,23 +45,21 @@ import numpy as np
 
 from hwlib._checks import Number, broadcast, non_negative, positive, scalar_or_array
 from hwlib.fabrics import Cluster
-from hwlib.hardware import Chip, Sourced, require_chip
+from hwlib.hardware import READ_ON, Chip, Sourced, require_chip
 from hwlib.layer_model import B_AR, B_OPT, allreduce_time_s, optimizer_bytes
 
-READ = "2026-11-30"
-
 CRITICAL_BATCH_DOC002 = Sourced(
-    1e6, "tokens", "002_501c62d3c87c2a8c.txt (table_squeeze)", READ, "Bcrit = 1e6",
+    1e6, "tokens", "002_501c62d3c87c2a8c.txt (table_squeeze)", READ_ON, "Bcrit = 1e6",
     "Hard-coded, no source given. Kaplan et al.'s fit gives about this value at a WebText2 "
     "loss near 3 nats.")
 """Document 002's critical batch size (tokens), the default of every function here."""
 
 KAPLAN_CRITICAL_BATCH = MappingProxyType({
-    "b_star": Sourced(2e8, "tokens", "Kaplan et al. 2020, arXiv:2001.08361, Sec. 5.1, Eq. 5.1", READ,
+    "b_star": Sourced(2e8, "tokens", "Kaplan et al. 2020, arXiv:2001.08361, Sec. 5.1, Eq. 5.1", READ_ON,
                       "B_* ~ 2e8 tokens",
                       "Figure 10's legend prints the fit as B_crit = 2.1e8 tokens L^-4.8 (seen in a stored "
                       "description of the figure); the paper's table of fits is not among stored copies."),
-    "alpha_b": Sourced(0.21, "1", "Kaplan et al. 2020, arXiv:2001.08361, Sec. 5.1, Eq. 5.1", READ,
+    "alpha_b": Sourced(0.21, "1", "Kaplan et al. 2020, arXiv:2001.08361, Sec. 5.1, Eq. 5.1", READ_ON,
                        "alpha_B ~ 0.21", "1 / 0.21 = 4.8, the exponent of Figure 10's legend."),
 })
 """Kaplan et al.'s power law for the critical batch size in the loss L (nats)."""

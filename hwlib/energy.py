@@ -26,21 +26,20 @@ import numpy as np
 import pandas as pd
 
 from hwlib._checks import Number, non_negative, positive, scalar_or_array
-from hwlib.hardware import Chip, Sourced, require_chip
+from hwlib.hardware import READ_ON, Chip, Sourced, require_chip
 
-READ = "2026-11-30"
 DALLY_2023 = (
     "W. J. Dally, keynote at the AHA retreat, 31 Aug 2023, as quoted in "
     "002_501c62d3c87c2a8c.txt (header and section 1)"
 )
 DOC002_TABLE1 = "002_501c62d3c87c2a8c.txt, Table 1 (table_boundaries)"
 
-WIRE_ENERGY_PER_BIT_MM = Sourced(100e-15, "J/bit/mm", DALLY_2023, READ, "~100 fJ/bit-mm",
+WIRE_ENERGY_PER_BIT_MM = Sourced(100e-15, "J/bit/mm", DALLY_2023, READ_ON, "~100 fJ/bit-mm",
                                  "on-chip wire; document 002 stores it as E_WIRE_BIT_MM but never uses it")
-ADD_ENERGY_PER_BIT = Sourced(1e-15, "J/bit", DALLY_2023, READ, "add ~1 fJ/bit")
-SRAM_ENERGY_PER_BIT = Sourced(50e-15, "J/bit", DALLY_2023, READ, "small RAM ~50 fJ/bit",
+ADD_ENERGY_PER_BIT = Sourced(1e-15, "J/bit", DALLY_2023, READ_ON, "add ~1 fJ/bit")
+SRAM_ENERGY_PER_BIT = Sourced(50e-15, "J/bit", DALLY_2023, READ_ON, "small RAM ~50 fJ/bit",
                               "small local SRAM array; document 002 stores it as E_SRAM_BIT but never uses it")
-HBM_INTERFACE_ENERGY_PER_BIT = Sourced(5e-12, "J/bit", DALLY_2023, READ, "HBM access ~5 pJ/bit",
+HBM_INTERFACE_ENERGY_PER_BIT = Sourced(5e-12, "J/bit", DALLY_2023, READ_ON, "HBM access ~5 pJ/bit",
                                        "at the HBM interface, before the on-die trip to the cores")
 BITS_PER_BYTE = 8
 
@@ -136,9 +135,9 @@ def byte_cost_table() -> pd.DataFrame:
     )
 
 
-TABLE1_NOTE_HBM_POWER = Sourced(40.0, "W", DOC002_TABLE1, READ, "40 W HBM",
+TABLE1_NOTE_HBM_POWER = Sourced(40.0, "W", DOC002_TABLE1, READ_ON, "40 W HBM",
                                 "the HBM power in Table 1's note on e_flop; the model's own e_hbm x bw is larger")
-L2_ARRAY_ENERGY_PER_BIT = Sourced(0.5e-12, "J/bit", DOC002_TABLE1, READ, "~0.5 pJ/bit array",
+L2_ARRAY_ENERGY_PER_BIT = Sourced(0.5e-12, "J/bit", DOC002_TABLE1, READ_ON, "~0.5 pJ/bit array",
                                   "a 40 MB L2's SRAM array, without the wire to it")
 
 ROUND_TRIP_MM = {

@@ -32,10 +32,8 @@ from types import MappingProxyType
 
 from hwlib._checks import one_of
 from hwlib.catalogue import UNVERIFIED
-from hwlib.hardware import Chip, Sourced, chip as _chip
+from hwlib.hardware import Chip, Sourced, chip as _chip, cite
 from hwlib.layer_model import FABRIC_BANDWIDTH
-
-READ = "2026-11-30"
 
 FABRIC_KINDS = ("scale-up", "scale-out")
 """Scale-up fabrics join the devices of one domain; scale-out networks join domains."""
@@ -93,26 +91,19 @@ class Fabric:
         return f"Fabric({self.label!r})"
 
 
-def _cite(source: str):
-    def q(value: float, unit: str, quoted: str, note: str = "") -> Sourced:
-        return Sourced(value, unit, source, READ, quoted, note)
-
-    return q
-
-
 # Pages read (search copies stored 2026-11-30), see each note for what was checked.
-_BASEPOD = _cite(
+_BASEPOD = cite(
     "NVIDIA DGX BasePOD reference architecture, Core Components, "
     "https://docs.nvidia.com/dgx-basepod/reference-architecture-infrastructure-foundation-enterprise-ai/"
     "latest/core-components.html"
 )
-_NVSWITCH_TABLE = _cite("NVIDIA NVLink and NVSwitch page, https://www.nvidia.com/en-us/data-center/nvlink/")
-_CONNECTX6 = _cite("https://docs.nvidia.com/networking/display/ConnectX6EN/Introduction")
-_CONNECTX8 = _cite(
+_NVSWITCH_TABLE = cite("NVIDIA NVLink and NVSwitch page, https://www.nvidia.com/en-us/data-center/nvlink/")
+_CONNECTX6 = cite("https://docs.nvidia.com/networking/display/ConnectX6EN/Introduction")
+_CONNECTX8 = cite(
     "NVIDIA ConnectX-8 SuperNIC Firmware Release Notes v40.44.0208, Changes and New Features, "
     "https://docs.nvidia.com/networking/display/connectx8firmwarev40440208/changes+and+new+features"
 )
-_TPU_V5P = _cite("https://docs.cloud.google.com/tpu/docs/v5p")
+_TPU_V5P = cite("https://docs.cloud.google.com/tpu/docs/v5p")
 
 _PER_DIRECTION = (
     "Line rate per port, per direction (full duplex); bits/s divided by 8. Encoding "

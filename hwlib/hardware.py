@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
@@ -42,6 +42,19 @@ class Sourced:
     def __str__(self) -> str:
         quoted = f" (quoted as {self.quoted!r})" if self.quoted else ""
         return f"{self.value:g} {self.unit}{quoted} [{self.source}, read {self.read_on}]"
+
+
+READ_ON = "2026-11-30"
+"""The date every source of this edition was read (pages as stored that day)."""
+
+
+def cite(source: str, read_on: str = READ_ON) -> Callable[..., Sourced]:
+    """A constructor of :class:`Sourced` values that all come from ``source``, read on ``read_on``."""
+
+    def sourced(value: float, unit: str, quoted: str, note: str = "") -> Sourced:
+        return Sourced(value, unit, source, read_on, quoted, note)
+
+    return sourced
 
 
 SOURCES = ("vendor", "doc000", "doc002")

@@ -46,20 +46,19 @@ import numpy as np
 
 from hwlib._checks import Number, broadcast, fraction, non_negative, one_of, positive, scalar_or_array
 from hwlib.energy import require_energy
-from hwlib.hardware import Chip, Sourced, require_chip
+from hwlib.hardware import READ_ON, Chip, Sourced, require_chip
 
-READ = "2026-11-30"
 DOC002 = "002_501c62d3c87c2a8c.txt (section 3, traffic constants)"
 
 TRAFFIC_CONSTANTS = MappingProxyType({
-    "b_w": Sourced(12.0, "B/param per micro-batch", DOC002, READ, "B_W_DEFAULT = 12",
+    "b_w": Sourced(12.0, "B/param per micro-batch", DOC002, READ_ON, "B_W_DEFAULT = 12",
                    "bf16 weights read forward 2 + backward 2, fp32 gradient read-modify-write 8"),
-    "a": Sourced(200.0, "B/token/layer per unit d", DOC002, READ, "A_DEFAULT = 200",
+    "a": Sourced(200.0, "B/token/layer per unit d", DOC002, READ_ON, "A_DEFAULT = 200",
                  "inter-kernel activation traffic of a fused FlashAttention layer, counted in the "
                  "document's report (not included)"),
-    "b_opt": Sourced(30.0, "B/param per step", DOC002, READ, "B_OPT_DEFAULT = 30",
+    "b_opt": Sourced(30.0, "B/param per step", DOC002, READ_ON, "B_OPT_DEFAULT = 30",
                      "Adam update: fp32 master + m + v read and written, bf16 copy written"),
-    "b_ar": Sourced(4.0, "B/param per step", DOC002, READ, "B_AR_DEFAULT = 4",
+    "b_ar": Sourced(4.0, "B/param per step", DOC002, READ_ON, "B_AR_DEFAULT = 4",
                     "ring all-reduce of bf16 gradients: 2 x 2 bytes per parameter per direction"),
 })
 """Document 002's traffic constants, each with its unit and meaning."""
@@ -83,22 +82,22 @@ FABRICS = ("nvlink", "ib")
 """Data-parallel fabrics the per-step model knows: NVLink within a node, one InfiniBand NIC per GPU."""
 
 FABRIC_BANDWIDTH = MappingProxyType({
-    ("a100-80gb", "nvlink"): Sourced(300e9, "B/s", _DOC002_GPUS, READ, "nvlink=300e9",
+    ("a100-80gb", "nvlink"): Sourced(300e9, "B/s", _DOC002_GPUS, READ_ON, "nvlink=300e9",
                                      "per direction: half of NVIDIA's 600 GB/s bidirectional total "
                                      "(hw.chip('A100-80GB').interconnect)"),
-    ("a100-80gb", "ib"): Sourced(25e9, "B/s", _DOC002_GPUS, READ, "ib=25e9",
+    ("a100-80gb", "ib"): Sourced(25e9, "B/s", _DOC002_GPUS, READ_ON, "ib=25e9",
                                  f"one HDR InfiniBand NIC, 200 Gb/s per direction. {_UNVERIFIED}"),
-    ("a100-40gb", "nvlink"): Sourced(300e9, "B/s", _DOC002_GPUS, READ, "nvlink=300e9",
+    ("a100-40gb", "nvlink"): Sourced(300e9, "B/s", _DOC002_GPUS, READ_ON, "nvlink=300e9",
                                      "per direction: half of NVIDIA's 600 GB/s bidirectional total"),
-    ("a100-40gb", "ib"): Sourced(25e9, "B/s", _DOC002_GPUS, READ, "ib=25e9",
+    ("a100-40gb", "ib"): Sourced(25e9, "B/s", _DOC002_GPUS, READ_ON, "ib=25e9",
                                  f"one HDR InfiniBand NIC, 200 Gb/s per direction. {_UNVERIFIED}"),
-    ("h100-sxm", "nvlink"): Sourced(450e9, "B/s", _DOC002_GPUS, READ, "nvlink=450e9",
+    ("h100-sxm", "nvlink"): Sourced(450e9, "B/s", _DOC002_GPUS, READ_ON, "nvlink=450e9",
                                     "per direction: half of NVIDIA's 900 GB/s bidirectional total"),
-    ("h100-sxm", "ib"): Sourced(50e9, "B/s", _DOC002_GPUS, READ, "ib=50e9",
+    ("h100-sxm", "ib"): Sourced(50e9, "B/s", _DOC002_GPUS, READ_ON, "ib=50e9",
                                 f"one NDR InfiniBand NIC, 400 Gb/s per direction. {_UNVERIFIED}"),
-    ("b200", "nvlink"): Sourced(900e9, "B/s", _DOC002_GPUS, READ, "nvlink=900e9",
+    ("b200", "nvlink"): Sourced(900e9, "B/s", _DOC002_GPUS, READ_ON, "nvlink=900e9",
                                 "per direction: half of NVIDIA's 1.8 TB/s bidirectional total"),
-    ("b200", "ib"): Sourced(50e9, "B/s", _DOC002_GPUS, READ, "ib=50e9",
+    ("b200", "ib"): Sourced(50e9, "B/s", _DOC002_GPUS, READ_ON, "ib=50e9",
                             f"one NDR InfiniBand NIC, 400 Gb/s per direction. {_UNVERIFIED}"),
 })
 """Per-direction data-parallel fabric bandwidth per GPU as document 002 gives it (B/s).

@@ -36,10 +36,8 @@ from types import MappingProxyType
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negative, one_of, positive
-from hwlib.hardware import Chip, require_chip
+from hwlib.hardware import READ_ON, Chip, require_chip
 from hwlib.units import dtype_bytes
-
-READ = "2026-11-30"
 
 # --- training-state recipes ------------------------------------------------------------
 
@@ -435,7 +433,7 @@ _V5P_TOPO = ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8
 def _nodes(source: str, quoted: str) -> Deployment:
     return Deployment(
         kind="node", sizes=(8,), names=("1 x 8-GPU node",), topologies=("8 GPUs, NVLink/Infinity Fabric",),
-        beyond="8-GPU nodes joined by the cluster network", source=source, read_on=READ, quoted=quoted,
+        beyond="8-GPU nodes joined by the cluster network", source=source, read_on=READ_ON, quoted=quoted,
         note="Single GPUs and smaller VMs are also rented; a training job of several GPUs is "
         "normally planned in whole 8-GPU nodes.",
     )
@@ -443,20 +441,20 @@ def _nodes(source: str, quoted: str) -> Deployment:
 
 _V5E_SLICES = Deployment(
     kind="slice", sizes=_POD2D, names=tuple(f"v5litepod-{n}" for n in _POD2D), topologies=_TOPO2D,
-    beyond="256-chip slices joined by Multislice (" + _MULTISLICE + ")", source=_V5E_PAGE, read_on=READ,
+    beyond="256-chip slices joined by Multislice (" + _MULTISLICE + ")", source=_V5E_PAGE, read_on=READ_ON,
     quoted="v5e supports the following 2D slice shapes: 1x1 (1 chip), 2x2 (4), 2x4 (8), 4x4 (16), "
     "4x8 (32), 8x8 (64), 8x16 (128), 16x16 (256)",
 )
 _V6E_SLICES = Deployment(
     kind="slice", sizes=_POD2D, names=tuple(f"v6e-{n}" for n in _POD2D), topologies=_TOPO2D,
-    beyond="256-chip slices joined by Multislice (" + _MULTISLICE + ")", source=_V6E_PAGE, read_on=READ,
+    beyond="256-chip slices joined by Multislice (" + _MULTISLICE + ")", source=_V6E_PAGE, read_on=READ_ON,
     quoted="2D slice shapes supported for v6e: 1x1 (v6e-1), 2x2 (v6e-4), 2x4 (v6e-8), ... 16x16 (v6e-256)",
     note="The stored copy shows the first rows verbatim; the 16- to 256-chip rows follow the "
     "same 2D shapes as v5e (256-chip pod).",
 )
 _V5P_SLICES = Deployment(
     kind="slice", sizes=_V5P, names=tuple(f"v5p-{2 * n}" for n in _V5P), topologies=_V5P_TOPO,
-    beyond="6144-chip slices joined by Multislice (" + _MULTISLICE + ")", source=_V5P_PAGE, read_on=READ,
+    beyond="6144-chip slices joined by Multislice (" + _MULTISLICE + ")", source=_V5P_PAGE, read_on=READ_ON,
     quoted="accelerator types v5p-8, v5p-16, v5p-32, v5p-64, v5p-128 (one full cube), v5p-256, "
     "... (cores = 2 x chips); slice shapes 2x2x1 (4 chips) ... 16x16x24 (6144 chips)",
     note="The page lists the most common shapes; other multiples of 4 chips (3D tori) also "

@@ -14,11 +14,9 @@ import difflib
 from dataclasses import dataclass
 
 from hwlib._checks import Number
-from hwlib.hardware import Sourced
+from hwlib.hardware import READ_ON, Sourced
 from hwlib.memory import kv_cache_bytes
 from hwlib.units import dtype_bytes
-
-READ = "2026-11-30"
 
 
 @dataclass(frozen=True)
@@ -39,7 +37,7 @@ class ModelShape:
     head_dim: int
     n_params: Sourced
     source: str
-    read_on: str = READ
+    read_on: str = READ_ON
     note: str = ""
 
     def __post_init__(self) -> None:
@@ -86,7 +84,7 @@ def _hf(repo: str) -> str:
 
 
 def _count(value: float, quoted: str, source: str, note: str = "") -> Sourced:
-    return Sourced(float(value), "parameters", source, READ, quoted, note)
+    return Sourced(float(value), "parameters", source, READ_ON, quoted, note)
 
 
 _SHAPE_NOTE = "Exact sum of the tensor sizes implied by config.json (recomputed in tests)."
