@@ -111,8 +111,8 @@ _FUSED = (
 )
 _MOMENTUM = (
     "Sutskever, Martens, Dahl and Hinton, 'On the importance of initialization and momentum "
-    "in deep learning', ICML 2013, Sec. 2 (one velocity per parameter); mixed-precision "
-    "layout as in Micikevicius et al. 2018, arXiv:1710.03740"
+    f"in deep learning', ICML 2013, Sec. 2 (one velocity per parameter); mixed-precision "
+    f"layout as in {_MIXED}"
 )
 
 ADAM8_BLOCK = 2048

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from hwlib._checks import non_negative
+from hwlib._checks import non_negative, positive
 from hwlib.data_parallel import cluster_squeeze, time_to_target
 from hwlib.energy import machine_balance
 from hwlib.hardware import Chip, require_chips
@@ -48,6 +48,14 @@ def _axes(ax: plt.Axes | None, figsize: tuple[float, float] = (7.0, 4.2)) -> plt
     return ax if ax is not None else plt.subplots(figsize=figsize, layout="constrained")[1]
 
 
+def _log_range(name: str, bounds: object) -> tuple[float, float]:
+    """(low, high) of a log axis: two positive numbers, low < high."""
+    values = positive(name, bounds)
+    if values.shape != (2,) or not values[0] < values[1]:
+        raise ValueError(f"{name} must be (low, high) with 0 < low < high, got {bounds!r}")
+    return float(values[0]), float(values[1])
+
+
 def plot_roofline(
     chips: Sequence[Chip],
     dtype: str = "bf16",
@@ -56,8 +64,9 @@ def plot_roofline(
     ax: plt.Axes | None = None,
 ) -> plt.Axes:
     """Log-log rooflines (TFLOP/s vs FLOP/byte) of ``chips`` with each ridge point marked."""
+    low, high = _log_range("intensity_range", intensity_range)
     ax = _axes(ax)
-    intensity = np.geomspace(*intensity_range, 400)
+    intensity = np.geomspace(low, high, 400)
     for colour, record in zip(PALETTE, require_chips(chips)):
         ax.plot(intensity, attainable_flops_per_s(intensity, record, dtype) / TERA, color=colour, lw=2,
                 label=f"{record.label}: ridge {ridge_point(record, dtype):.0f} FLOP/B")
@@ -298,7 +307,7 @@ def plot_step_intensity(
     Panel (a) of document 002's figure; chapter "The training step as compute and commute".
     """
     ax = _axes(ax)
-    tokens = np.geomspace(*tokens_range, 300)
+    tokens = np.geomspace(*_log_range("tokens_range", tokens_range), 300)
     intensity = layer_step(np.asarray(ds, dtype=float)[:, None], tokens[None, :], chip, b_w=b_w, a=a).intensity
     for colour, d, values in zip(PALETTE, ds, intensity):
         ax.plot(tokens, values, color=colour, lw=2, label=f"d = {d:,.0f}")
@@ -336,7 +345,7 @@ def plot_t_min(
     Panel (b) of document 002's figure; chapter "The training step as compute and commute".
     """
     ax = _axes(ax)
-    widths = np.geomspace(*d_range, 400)
+    widths = np.geomspace(*_log_range("d_range", d_range), 400)
     for colour, record in zip(PALETTE, chips):
         ax.plot(widths, t_min(widths, record, b_w=b_w, a=a), color=colour, lw=2,
                 label=f"{record.label}: d_min {d_min(record, a=a):.0f}, "
@@ -368,7 +377,7 @@ def plot_energy_shares(
     figure; chapter "The element-wise tax and where the joules go".
     """
     ax = _axes(ax, figsize=(7.0, 4.8))
-    tokens = np.geomspace(*tokens_range, 300)
+    tokens = np.geomspace(*_log_range("tokens_range", tokens_range), 300)
     shares = layer_step(d, tokens, chip, b_w=b_w, a=a).energy_shares()
     colours = (PALETTE[0], PALETTE[3], PALETTE[1], "#999999")
     ax.stackplot(tokens, *(shares[name] for name in ENERGY_PART_LABELS), colors=colours,

@@ -51,6 +51,9 @@ class RooflineExplorer:
         by_label = {record.label: record for record in records}
         if chip not in by_label:
             raise KeyError(f"chip {chip!r} is not among the explorer's chips {sorted(by_label)}")
+        if dtype not in by_label[chip].peak_flops_per_s:
+            raise ValueError(f"dtype must be one of {sorted(by_label[chip].peak_flops_per_s)} for {chip}, "
+                             f"got {dtype!r}")
         for name, value in (("m", m), ("k", k), ("n", n)):
             if value not in _SIZES:
                 raise ValueError(f"{name} must be a power of two from 1 to {_SIZES[-1]}, got {value!r}")

@@ -65,6 +65,8 @@ def test_explorer_rejects_bad_options():
         hw.RooflineExplorer(chips=DOC, chip="TPU v5e [doc000]", m=1000)
     with pytest.raises(TypeError, match="chips must be a non-empty sequence"):
         hw.RooflineExplorer(chips=["v5e"])
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        hw.RooflineExplorer(chips=DOC, chip="TPU v5e [doc000]", dtype="fp8")
 
 
 def test_glue_writes_what_myst_nb_glue_writes(monkeypatch):
@@ -90,6 +92,10 @@ def test_plots_reject_bad_input():
         hw.plot_roofline(["v5e"])
     with pytest.raises(KeyError, match="dtype 'fp8'"):
         hw.plot_roofline(DOC, dtype="fp8")
+    with pytest.raises(ValueError, match=r"intensity_range must be \(low, high\)"):
+        hw.plot_roofline(DOC, intensity_range=(10.0, 1.0))
+    with pytest.raises(ValueError, match="intensity_range must be > 0"):
+        hw.plot_roofline(DOC, intensity_range=(0.0, 1.0))
     ax = hw.plot_roofline(DOC)
     with pytest.raises(ValueError, match="intensity must be >= 0"):
         hw.mark_kernel(ax, -1.0, DOC[0], "bad")
