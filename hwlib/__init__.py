@@ -145,7 +145,6 @@ from hwlib.measure import (
     MEASURE_DTYPES,
     CpuInfo,
     DeviceInfo,
-    MeasuredChip,
     Measurement,
     MeasurePlan,
     XlaCost,

@@ -63,6 +63,10 @@ SOURCES = ("vendor", "doc000", "doc002")
 002_501c62d3c87c2a8c.txt, the backprop memory-wall script), kept so that their results
 can be reproduced exactly."""
 
+RECORD_SOURCES = (*SOURCES, "measured")
+"""What a Chip record may say of its source: one of ``SOURCES``, or "measured" for the
+record of the reader's own machine that ``hw.measured_chip`` builds (never in the catalogue)."""
+
 
 @dataclass(frozen=True, eq=False)
 class Chip:
@@ -92,7 +96,7 @@ class Chip:
     _peaks: Mapping[str, float] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        one_of("source", self.source, SOURCES)
+        one_of("source", self.source, RECORD_SOURCES)
         object.__setattr__(self, "peak_flops", MappingProxyType(dict(self.peak_flops)))
         object.__setattr__(
             self, "_peaks", MappingProxyType({dtype: float(q.value) for dtype, q in self.peak_flops.items()})

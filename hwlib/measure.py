@@ -40,7 +40,6 @@ import time
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from types import MappingProxyType
 
 import numpy as np
 
@@ -234,24 +233,6 @@ class DeviceInfo:
             "fused multiply-add": "yes" if cpu.has_fma else "not announced",
             "memory": known(self.memory_bytes, f"{(self.memory_bytes or 0) / GiB:.1f} GiB"),
         }
-
-
-@dataclass(frozen=True, eq=False)
-class MeasuredChip(Chip):
-    """A chip-like record of this machine built from measurements (``source="measured"``).
-
-    It works with every roofline function and plot that takes a Chip; it is never part of
-    the catalogue. ``hbm`` holds the device's memory as the OS or JAX reports it and
-    ``hbm_bandwidth`` the measured stream bandwidth (DRAM on a CPU).
-    """
-
-    def __post_init__(self) -> None:
-        if self.source != "measured":
-            raise ValueError(f"source of a MeasuredChip must be 'measured', got {self.source!r}")
-        object.__setattr__(self, "peak_flops", MappingProxyType(dict(self.peak_flops)))
-        object.__setattr__(
-            self, "_peaks", MappingProxyType({dtype: float(q.value) for dtype, q in self.peak_flops.items()})
-        )
 
 
 # --- the device ----------------------------------------------------------------------
@@ -610,7 +591,7 @@ def xla_counts_table(measurements: Sequence[Measurement]) -> "pandas.DataFrame":
 
 
 def measured_chip(matmuls: Sequence[Measurement], stream: Measurement, info: DeviceInfo | None = None,
-                  name: str = "this machine") -> MeasuredChip:
+                  name: str = "this machine") -> Chip:
     """A chip-like record whose peak per dtype is the best measured matmul rate and whose bandwidth is ``stream``'s.
 
     Use it with ``hw.ridge_point``, ``hw.attainable_flops_per_s``, ``hw.plot_roofline`` and
@@ -636,7 +617,7 @@ def measured_chip(matmuls: Sequence[Measurement], stream: Measurement, info: Dev
         best = max((r for r in records if r.dtype == dtype), key=lambda r: r.flops_per_s)
         peaks[dtype] = measured(best.flops_per_s, "FLOP/s", f"best of the {dtype} matmuls: {best.name}")
     memory = info.memory_bytes if info and info.memory_bytes else stream.n_bytes
-    return MeasuredChip(
+    return Chip(
         key="measured", name=name, vendor=kind, source="measured",
         hbm=measured(memory, "B", "memory as the OS or JAX reports it"),
         hbm_bandwidth=measured(stream.bytes_per_s, "B/s", stream.name),
