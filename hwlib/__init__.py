@@ -1,24 +1,28 @@
 """hwlib: the companion library of the book on ML-accelerator performance modelling.
 
-Chapters use it as ``import hwlib as hw``. Every hardware number and every formula of the
-book lives here once, in the module of its topic (listed below in the order the book
-meets them); the docstring of each function names the chapter that explains it.
+Chapters use it as ``import hwlib as hw``; ``__all__`` below is the whole public API. Layers,
+from the bottom: ``units``; ``data`` (record types and one module per source of numbers, with
+the lookups ``chip``/``chips``, ``fabric``/``fabrics``, ...); the topic modules that compute
+(``roofline``, ``memory``, ``inference``, ``energy``, ``layer_model``, ``collectives``,
+``training_step``, ``data_parallel``); ``measure`` (runs things, with JAX); ``viz`` (tables,
+figures, glue, explorers). Names from ``viz`` load matplotlib, pandas or ipywidgets only when
+first used, so ``import hwlib`` stays a light calculator. Each function's docstring names the
+chapter that explains it; CONTRIBUTING.md lists every quantity's one name and symbol.
 """
 
+from __future__ import annotations
+
+import importlib
+
 from hwlib.units import (
-    BYTE_UNITS,
     BYTES_PER_ELEMENT,
     GB,
-    GIGA,
     MB,
-    PB,
-    PETA,
     TB,
     TERA,
     GiB,
     KiB,
     MiB,
-    TiB,
     convert_bytes,
     dtype_bytes,
     format_bytes,
@@ -26,9 +30,30 @@ from hwlib.units import (
     format_flops,
     format_flops_per_s,
     format_seconds,
-    kB,
 )
-from hwlib.hardware import SOURCES, Chip, Sourced, chip, chips
+from hwlib.data import (
+    Chip,
+    Cluster,
+    Fabric,
+    ModelShape,
+    Sourced,
+    TrainingRecipe,
+    chip,
+    chips,
+    cluster,
+    clusters,
+    deployment,
+    deployments,
+    doc000,
+    doc002,
+    fabric,
+    fabrics,
+    literature,
+    model,
+    models,
+    recipe,
+    recipes,
+)
 from hwlib.roofline import (
     attainable_flops_per_s,
     elementwise_intensity,
@@ -40,40 +65,23 @@ from hwlib.roofline import (
     roofline_time_s,
 )
 from hwlib.memory import (
-    DEPLOYMENTS,
-    PARTS,
-    RECOMPUTE,
-    TRAINING_RECIPES,
-    Deployment,
-    TrainingRecipe,
     activation_bytes,
     chips_needed,
-    decode_step_time_s,
-    deployment,
     deployment_chips,
     deployment_name,
     kv_cache_bytes,
     max_params,
+    model_kv_cache_bytes,
+    model_weight_bytes,
     tokens_that_fit,
     training_state_breakdown,
     training_state_bytes,
     usable_bytes,
 )
-from hwlib.models import MODELS, ModelShape, model
+from hwlib.inference import decode_step_time_s
 from hwlib.energy import (
-    ADD_ENERGY_PER_BIT,
-    ADD_EQUIVALENT_J,
-    BITS_PER_BYTE,
-    HBM_INTERFACE_ENERGY_PER_BIT,
-    ROUND_TRIP_MM,
-    SRAM_ENERGY_PER_BIT,
-    TABLE1_NOTE_HBM_POWER,
-    WIRE_ENERGY_PER_BIT_MM,
-    ByteCost,
-    MachineBalance,
     add_equivalent_distance_mm,
     add_equivalents,
-    byte_cost_table,
     byte_costs,
     energy_per_flop_j,
     flop_energy_from_power,
@@ -85,116 +93,69 @@ from hwlib.energy import (
     wire_energy_j,
 )
 from hwlib.layer_model import (
-    DOC002_MODEL,
-    DOC002_SCENARIOS,
-    FABRIC_BANDWIDTH,
-    FABRICS,
-    TRAFFIC_CONSTANTS,
-    LayerStep,
-    Scenario,
-    TrainingStep,
     activation_energy_ratio,
-    allreduce_time_s,
-    balance_table,
+    blocking_elements,
     d_min,
-    elementwise_tax_table,
     elementwise_time_ratio,
     elementwise_time_share,
-    fabric_bytes_per_s,
-    l2_elements,
     layer_flops,
-    layer_intensity,
     layer_step,
-    optimizer_bytes,
-    params_per_layer,
-    regime_steps,
-    regime_table,
     t_min,
     t_min_large_d,
-    t_min_table,
-    training_step,
-    transformer_params,
 )
-from hwlib.fabrics import (
-    CLUSTERS,
-    FABRICS_CATALOGUE,
-    Cluster,
-    Fabric,
-    cluster,
-    fabric,
-    fabric_table,
-    fabrics,
-)
+from hwlib.collectives import allreduce_time_s, hierarchical_allreduce_time_s
+from hwlib.training_step import optimizer_bytes, regime_steps, training_step, transformer_params
 from hwlib.data_parallel import (
-    CRITICAL_BATCH_DOC002,
-    KAPLAN_CRITICAL_BATCH,
-    SQUEEZE_COLUMNS,
-    BatchSqueeze,
-    TimeToTarget,
     batch_squeeze,
     cluster_squeeze,
     critical_batch_from_loss,
-    hierarchical_allreduce_time_s,
     optimal_batch_tokens,
-    squeeze_table,
     steps_to_target,
     time_to_target,
     tokens_to_target,
 )
-from hwlib.measure import (
-    MEASURE_DTYPES,
-    CpuInfo,
-    DeviceInfo,
-    Measurement,
-    MeasurePlan,
-    XlaCost,
-    cpu_peak_flops_per_s,
-    device_info,
-    estimated_cpu_peak,
-    measure_matmul,
-    measure_matmuls,
-    measure_stream,
-    measured_chip,
-    measurement_plan,
-    measurements_table,
-    parse_cpuinfo,
-    stream_counts,
-    theoretical_peaks,
-    xla_counts_table,
-    xla_matmul_cost,
-    xla_stream_cost,
-)
-from hwlib.xla_check import compare_with_xla, xla_layer_flops, xla_matmul_flops
-from hwlib.tables import chip_table, provenance_table
-from hwlib.plotting import (
-    ENERGY_PART_LABELS,
-    PALETTE,
-    mark_kernel,
-    plot_activations,
-    plot_capacity_and_ridge,
-    plot_decode_bound,
-    plot_energy_per_flop,
-    plot_energy_shares,
-    plot_kv_per_token,
-    plot_max_params,
-    plot_measured_roofline,
-    plot_regimes,
-    plot_roofline,
-    plot_step_intensity,
-    plot_t_min,
-    plot_time_to_target,
-    use_book_style,
-)
-from hwlib.widgets import (
-    BatchSqueezeExplorer,
-    ByteEnergyExplorer,
-    EnergyShareExplorer,
-    KVCacheExplorer,
-    MemoryBudgetExplorer,
-    RegimeExplorer,
-    RooflineExplorer,
-    StepIntensityExplorer,
-)
-from hwlib.publish import glue
+from hwlib.measure.device import device_info, estimated_cpu_peak, measurement_plan, theoretical_peaks
+from hwlib.measure.timing import measure_matmul, measure_matmuls, measure_stream, measured_chip
+from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost
 
-__version__ = "0.1.0"
+_VIZ = {
+    "hwlib.viz.glue": ("glue",),
+    "hwlib.viz.style": ("PALETTE", "use_book_style"),
+    "hwlib.viz.tables": (
+        "balance_table", "byte_cost_table", "chip_table", "elementwise_tax_table", "fabric_table",
+        "measurements_table", "provenance_table", "regime_table", "squeeze_table", "t_min_table",
+        "xla_counts_table", "xla_layer_table",
+    ),
+    "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),
+    "hwlib.viz.memory_figures": ("plot_activations", "plot_decode_bound", "plot_kv_per_token", "plot_max_params"),
+    "hwlib.viz.commute_figures": (
+        "plot_energy_per_flop", "plot_energy_shares", "plot_regimes", "plot_step_intensity", "plot_t_min",
+        "plot_time_to_target",
+    ),
+    "hwlib.viz.explorers": (
+        "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "KVCacheExplorer",
+        "MemoryBudgetExplorer", "RegimeExplorer", "RooflineExplorer", "StepIntensityExplorer",
+    ),
+}
+_LAZY = {name: module for module, names in _VIZ.items() for name in names}
+
+
+def __getattr__(name: str) -> object:
+    """Load a viz name (figure, table, glue, explorer) on first use."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(_LAZY[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'hwlib' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
+
+
+__all__ = sorted(
+    name for name in globals()
+    if not name.startswith("_") and name not in {"annotations", "importlib"}
+) + sorted(_LAZY)
+
+__version__ = "0.2.0"

@@ -89,6 +89,19 @@ def broadcast(**arrays: np.ndarray) -> tuple[np.ndarray, ...]:
         raise ValueError(f"array arguments must broadcast together, got shapes {shapes}") from error
 
 
+def broadcast_shape(**arrays: np.ndarray) -> tuple[int, ...]:
+    """The shape validated arrays broadcast to, or a ValueError naming each parameter's shape.
+
+    Unlike ``broadcast`` it leaves the arrays as they are, so that an outer product of a
+    column of d and a row of T is formed only where a formula needs it.
+    """
+    try:
+        return np.broadcast_shapes(*(np.shape(a) for a in arrays.values()))
+    except ValueError as error:
+        shapes = ", ".join(f"{name} {np.shape(a)}" for name, a in arrays.items())
+        raise ValueError(f"array arguments must broadcast together, got shapes {shapes}") from error
+
+
 def scalar_or_array(result: np.ndarray) -> Number:
     """Give back a Python float for 0-d results and the array otherwise."""
     return float(result) if np.ndim(result) == 0 else result

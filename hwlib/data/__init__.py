@@ -1,0 +1,161 @@
+"""hwlib's data: record types and one module per source of numbers, with one lookup per record kind.
+
+Each record kind has a singular lookup that raises a KeyError with close matches, and a plural
+listing: ``chip``/``chips``, ``fabric``/``fabrics``, ``cluster``/``clusters``, ``model``/``models``,
+``recipe``/``recipes``, ``deployment``/``deployments``. The sources are ``vendor_chips`` and
+``vendor_systems`` (vendors' pages), ``literature`` (papers), ``model_shapes`` (published model
+shapes), ``doc000`` and ``doc002`` (the two source documents).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+
+from hwlib._checks import one_of
+from hwlib.data import doc000, doc002, literature, model_shapes, vendor_chips, vendor_systems
+from hwlib.data.records import (
+    SOURCES,
+    Chip,
+    Cluster,
+    Deployment,
+    Fabric,
+    ModelShape,
+    Scenario,
+    Sourced,
+    TrainingRecipe,
+    require_chip,
+)
+
+_CHIPS: tuple[Chip, ...] = (*vendor_chips.CHIPS, *doc000.CHIPS, *doc002.CHIPS)
+_FABRICS: tuple[Fabric, ...] = (*vendor_systems.FABRICS, *doc002.FABRICS)
+_CLUSTERS: tuple[Cluster, ...] = (*doc002.CLUSTERS, *vendor_systems.CLUSTERS)
+_MODELS: tuple[ModelShape, ...] = (*model_shapes.MODELS, *doc000.MODELS)
+_RECIPES: tuple[TrainingRecipe, ...] = (literature.RECIPES[0], doc000.MIXED_BF16, *literature.RECIPES[1:])
+_DEPLOYMENTS: tuple[Deployment, ...] = vendor_systems.DEPLOYMENTS
+
+
+def normalise_name(name: str) -> str:
+    """Lower-case, drop punctuation and a leading vendor or 'tpu': 'TPU v5e' -> 'v5e'."""
+    text = re.sub(r"[^a-z0-9]", "", name.lower())
+    return re.sub(r"^(google|nvidia|amd)", "", text).removeprefix("tpu") or text
+
+
+def _find(kind: str, name: object, records: Iterable, names_of, source: str | None = None) -> object:
+    if not isinstance(name, str):
+        raise TypeError(f"name must be a {kind} name string, got {name!r}")
+    records = tuple(records)
+    wanted = normalise_name(name)
+    matches = [r for r in records if wanted in {normalise_name(n) for n in names_of(r)}]
+    chosen = [r for r in matches if source is None or getattr(r, "source", None) == source]
+    if chosen:
+        return chosen[0]
+    if matches:
+        elsewhere = sorted({r.source for r in matches})
+        raise KeyError(f"{kind} {name!r} has no record from source {source!r}; it has records from {elsewhere}")
+    known = sorted({names_of(r)[0] for r in records if source is None or getattr(r, "source", None) == source})
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.4)
+    hint = f"; did you mean {close}?" if close else ""
+    raise KeyError(f"unknown {kind} {name!r}{hint} Known: {known}")
+
+
+def chip(name: str, source: str = "vendor") -> Chip:
+    """The record of chip ``name`` ("v5e", "TPU v5e", "H100", ...) from ``source`` (one of ``SOURCES``).
+
+    An unknown name raises KeyError with close matches. Chapter "Rooflines and ridge points".
+    """
+    one_of("source", source, SOURCES)
+    return _find("chip", name, _CHIPS, lambda r: (r.name, r.key, *r.aliases), source)
+
+
+def chips(source: str | None = None) -> tuple[Chip, ...]:
+    """Every chip record in catalogue order, or only those from ``source`` (one of ``SOURCES``)."""
+    if source is None:
+        return _CHIPS
+    one_of("source", source, SOURCES)
+    return tuple(r for r in _CHIPS if r.source == source)
+
+
+def fabric(name: str, source: str = "vendor") -> Fabric:
+    """The fabric ``name`` ("nvlink4", "NDR", "ICI v5p", ...) from ``source`` ("vendor" or "doc002").
+
+    Chapter "The batch-size squeeze".
+    """
+    one_of("source", source, ("vendor", "doc002"))
+    return _find("fabric", name, _FABRICS, lambda r: (r.key, r.name, *r.aliases), source)
+
+
+def fabrics(source: str | None = None, kind: str | None = None, chip: Chip | None = None) -> tuple[Fabric, ...]:
+    """Every fabric, or those from ``source``, of ``kind`` ("scale-up"/"scale-out") and serving ``chip``.
+
+    A fabric serves a chip when its ``chip_keys`` name the chip's key or are empty (any chip).
+    """
+    if source is not None:
+        one_of("source", source, ("vendor", "doc002"))
+    if kind is not None:
+        one_of("kind", kind, ("scale-up", "scale-out"))
+    key = None if chip is None else require_chip(chip).key
+    return tuple(r for r in _FABRICS
+                 if (source is None or r.source == source) and (kind is None or r.kind == kind)
+                 and (key is None or not r.chip_keys or key in r.chip_keys))
+
+
+def cluster(key: str) -> Cluster:
+    """The cluster ``key`` (e.g. "hgx-h100-ndr"); KeyError lists them. Chapter "The batch-size squeeze"."""
+    return _find("cluster", key, _CLUSTERS, lambda r: (r.key, r.name))
+
+
+def clusters() -> tuple[Cluster, ...]:
+    """Every cluster: document 002's two flat assumptions, then the real systems."""
+    return _CLUSTERS
+
+
+def model(name: str) -> ModelShape:
+    """The shape of model ``name`` (its key, "llama-3-8b", or its name, "Llama 3 8B").
+
+    Unknown names raise KeyError with close matches. Chapter "KV-cache precision".
+    """
+    return _find("model", name, _MODELS, lambda r: (r.key, r.name))
+
+
+def models() -> tuple[ModelShape, ...]:
+    """Every model shape: the published ones, then document 000's geometry."""
+    return _MODELS
+
+
+def recipe(key: str | TrainingRecipe) -> TrainingRecipe:
+    """The training-state recipe ``key`` (e.g. "zero_mixed_adam"), or ``key`` itself if it is one.
+
+    Chapter "HBM budgets for training".
+    """
+    if isinstance(key, TrainingRecipe):
+        return key
+    return _find("recipe", key, _RECIPES, lambda r: (r.key, r.label))
+
+
+def recipes() -> tuple[TrainingRecipe, ...]:
+    """Every training-state recipe, in the order tables show them."""
+    return _RECIPES
+
+
+def deployment(chip: Chip) -> Deployment:
+    """The sizes ``chip`` is sold in (slice shapes or 8-GPU nodes). Chapter "HBM budgets for training"."""
+    record = require_chip(chip)
+    for plan in _DEPLOYMENTS:
+        if record.key in plan.chip_keys:
+            return plan
+    known = sorted(key for plan in _DEPLOYMENTS for key in plan.chip_keys)
+    raise KeyError(f"no deployment sizes for chip {record.label!r}; known for chip keys {known}")
+
+
+def deployments() -> tuple[Deployment, ...]:
+    """Every deployment record."""
+    return _DEPLOYMENTS
+
+
+__all__ = [
+    "Chip", "Cluster", "Deployment", "Fabric", "ModelShape", "Scenario", "Sourced", "TrainingRecipe",
+    "chip", "chips", "cluster", "clusters", "deployment", "deployments", "doc000", "doc002", "fabric",
+    "fabrics", "literature", "model", "models", "recipe", "recipes",
+]

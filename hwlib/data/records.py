@@ -1,0 +1,448 @@
+"""Record types: one frozen dataclass per kind of thing hwlib knows, and the quoted number.
+
+A :class:`Sourced` is one number in plain SI units (bytes, bytes/s, FLOP/s, W, J) with
+its unit, the source and the date it was read, the text as the source printed it, and a
+note where sources disagree (astropy.constants keeps constants this way). Records group
+them and offer each as a plain float whose name carries its unit (``chip.hbm_bytes``), so
+code reads one field one way. The numbers themselves live in the source modules beside
+this one (``vendor_chips``, ``vendor_systems``, ``literature``, ``model_shapes``, ``doc000``,
+``doc002``). Explained in the introduction and the chapter "Rooflines and ridge points".
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+
+from hwlib._checks import one_of
+from hwlib.units import BYTES_PER_ELEMENT
+
+READ_ON = "2026-11-30"
+"""The date the sources of this edition were read (pages as stored that day)."""
+
+SOURCES = ("vendor", "doc000", "doc002")
+"""Where a catalogue record's numbers come from: vendors' pages, or one of the two source
+documents (``doc000``: the TPU budgeting notebook; ``doc002``: the compute-to-commute
+script), kept so that their results can be reproduced exactly."""
+
+
+@dataclass(frozen=True)
+class Sourced:
+    """One quoted number: ``value`` in ``unit`` (SI, no prefix), with its provenance."""
+
+    value: float
+    unit: str
+    source: str
+    read_on: str
+    quoted: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.value, (int, float)) or isinstance(self.value, bool) or not self.value > 0:
+            raise ValueError(f"Sourced.value must be a positive number, got {self.value!r}")
+        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.read_on):
+            raise ValueError(f"Sourced.read_on must be a date YYYY-MM-DD, got {self.read_on!r}")
+
+    def __float__(self) -> float:
+        return float(self.value)
+
+    def __str__(self) -> str:
+        quoted = f" (quoted as {self.quoted!r})" if self.quoted else ""
+        return f"{self.value:g} {self.unit}{quoted} [{self.source}, read {self.read_on}]"
+
+
+def cite(source: str, read_on: str = READ_ON) -> Callable[..., Sourced]:
+    """A constructor of :class:`Sourced` values that all come from ``source``, read on ``read_on``."""
+
+    def sourced(value: float, unit: str, quoted: str, note: str = "") -> Sourced:
+        return Sourced(value, unit, source, read_on, quoted, note)
+
+    return sourced
+
+
+def _float(quantity: Sourced | None) -> float | None:
+    return None if quantity is None else float(quantity.value)
+
+
+ENERGY_FIELDS = ("hbm_energy", "flop_energy", "static_power", "tdp")
+"""The fields the energy model needs (see ``Chip.require``)."""
+
+
+@dataclass(frozen=True, eq=False)
+class Chip:
+    """One accelerator as one source describes it. Sizes in bytes, rates per second.
+
+    ``hbm`` is the capacity the vendor prints; ``hbm_visible`` the capacity a program sees
+    (a cited device report), where known; ``capacity_bytes`` is the one "does it fit"
+    answers use. ``peak_flops`` maps a dtype to the dense (no sparsity) peak. ``on_chip``
+    is the on-chip memory a GEMM blocks into (L2 on GPUs, VMEM on TPUs; see its note).
+    ``interconnect`` is the chip's chip-to-chip total as its vendor quotes it. The energy
+    fields are the compute-to-commute model's, present only where a source gives them.
+    """
+
+    key: str
+    name: str
+    vendor: str
+    source: str
+    hbm: Sourced
+    hbm_bandwidth: Sourced
+    peak_flops: Mapping[str, Sourced]
+    hbm_visible: Sourced | None = None
+    on_chip: Sourced | None = None
+    tdp: Sourced | None = None
+    interconnect: Sourced | None = None
+    hbm_energy: Sourced | None = None
+    flop_energy: Sourced | None = None
+    static_power: Sourced | None = None
+    aliases: tuple[str, ...] = ()
+    note: str = ""
+    _peaks: Mapping[str, float] = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        one_of("source", self.source, (*SOURCES, "measured"))
+        for dtype in self.peak_flops:
+            one_of("peak_flops dtype", dtype, BYTES_PER_ELEMENT)
+        object.__setattr__(self, "peak_flops", MappingProxyType(dict(self.peak_flops)))
+        object.__setattr__(self, "_peaks", MappingProxyType({k: float(q.value) for k, q in self.peak_flops.items()}))
+
+    @property
+    def label(self) -> str:
+        """Name plus the source when it is not the vendor, e.g. 'TPU v6e [doc000]'."""
+        return self.name if self.source == "vendor" else f"{self.name} [{self.source}]"
+
+    @property
+    def hbm_bytes(self) -> float:
+        """HBM capacity as the source prints it (B)."""
+        return float(self.hbm.value)
+
+    @property
+    def hbm_visible_bytes(self) -> float | None:
+        """HBM capacity a program sees (B), from a device report; None where none is cited."""
+        return _float(self.hbm_visible)
+
+    @property
+    def capacity_bytes(self) -> float:
+        """The capacity "does it fit" answers use: what a program sees where cited, else ``hbm_bytes``."""
+        return self.hbm_bytes if self.hbm_visible is None else float(self.hbm_visible.value)
+
+    @property
+    def hbm_bytes_per_s(self) -> float:
+        return float(self.hbm_bandwidth.value)
+
+    @property
+    def on_chip_bytes(self) -> float | None:
+        """On-chip memory a GEMM blocks into (B), or None where no source gives it."""
+        return _float(self.on_chip)
+
+    @property
+    def tdp_w(self) -> float | None:
+        return _float(self.tdp)
+
+    @property
+    def interconnect_bytes_per_s(self) -> float | None:
+        """Chip-to-chip total as the vendor quotes it (B/s; see the note for directions)."""
+        return _float(self.interconnect)
+
+    @property
+    def hbm_energy_j_per_byte(self) -> float | None:
+        return _float(self.hbm_energy)
+
+    @property
+    def flop_energy_j(self) -> float | None:
+        return _float(self.flop_energy)
+
+    @property
+    def static_power_w(self) -> float | None:
+        return _float(self.static_power)
+
+    @property
+    def peak_flops_per_s(self) -> Mapping[str, float]:
+        """Dense peak FLOP/s per dtype."""
+        return self._peaks
+
+    def peak(self, dtype: str) -> float:
+        """Dense peak FLOP/s for ``dtype``; KeyError naming the dtypes this record has."""
+        if dtype not in self._peaks:
+            raise KeyError(f"dtype {dtype!r}: {self.label} has no sourced peak for it; it has {sorted(self._peaks)}")
+        return self._peaks[dtype]
+
+    def require(self, *names: str) -> Chip:
+        """This record if it has every field in ``names``, else a ValueError naming the missing ones."""
+        missing = [name for name in names if getattr(self, name) is None]
+        if missing:
+            raise ValueError(f"chip {self.label} has no {', '.join(missing)}; the energy model needs "
+                             f"{', '.join(ENERGY_FIELDS)} (document 002's records have them: "
+                             "hw.chips(source='doc002'))")
+        return self
+
+    def sourced_values(self) -> dict[str, Sourced]:
+        """Every sourced number of this record by field name (peaks as 'peak_flops[dtype]')."""
+        values = {f"peak_flops[{dtype}]": q for dtype, q in self.peak_flops.items()}
+        for name in ("hbm", "hbm_visible", "hbm_bandwidth", "on_chip", "tdp", "interconnect", *ENERGY_FIELDS[:3]):
+            if getattr(self, name) is not None:
+                values[name] = getattr(self, name)
+        return values
+
+    def __repr__(self) -> str:
+        return f"Chip({self.label!r})"
+
+
+FABRIC_KINDS = ("scale-up", "scale-out")
+"""Scale-up fabrics join the chips of one domain; scale-out networks join domains."""
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """One chip-to-chip fabric: the quoted bandwidth, its direction convention, its domain size.
+
+    ``bandwidth`` is the number as quoted (B/s); ``directions`` is 2 when it sums both
+    directions (NVLink, ICI totals) and 1 when it is per direction (NIC line rates).
+    ``domain_size`` is how many chips one domain of a scale-up fabric joins (None for
+    scale-out networks and for document 002's unbounded assumption). ``chip_keys`` names
+    the chips it serves (empty: any). Chapter "The batch-size squeeze".
+    """
+
+    key: str
+    name: str
+    kind: str
+    source: str
+    bandwidth: Sourced
+    directions: int
+    domain_size: Sourced | None = None
+    chip_keys: tuple[str, ...] = ()
+    aliases: tuple[str, ...] = ()
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        one_of("kind", self.kind, FABRIC_KINDS)
+        one_of("source", self.source, ("vendor", "doc002"))
+        if self.directions not in (1, 2):
+            raise ValueError(f"directions must be 1 or 2, got {self.directions!r}")
+
+    @property
+    def bytes_per_s(self) -> float:
+        """Bandwidth per chip per direction (B/s), the all-reduce model's input."""
+        return float(self.bandwidth.value) / self.directions
+
+    @property
+    def domain_chips(self) -> int | None:
+        """Chips in one domain of this fabric, or None when it is not bounded here."""
+        return None if self.domain_size is None else int(self.domain_size.value)
+
+    @property
+    def label(self) -> str:
+        return self.name if self.source == "vendor" else f"{self.name} [{self.source}]"
+
+    def __repr__(self) -> str:
+        return f"Fabric({self.label!r})"
+
+
+@dataclass(frozen=True, eq=False)
+class Cluster:
+    """A data-parallel system: ``chip`` in domains of ``node_fabric``, joined by ``network``.
+
+    ``node_size`` comes from the node fabric's domain size; None means the node fabric is
+    assumed to join every chip (document 002's Table 6). ``network`` is the per-chip
+    scale-out fabric, None where none is modelled (a TPU slice stays on its ICI).
+    Chapter "The batch-size squeeze".
+    """
+
+    key: str
+    name: str
+    chip: Chip
+    node_fabric: Fabric
+    network: Fabric | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.chip, Chip):
+            raise TypeError(f"chip must be a Chip record, got {self.chip!r}")
+        if not isinstance(self.node_fabric, Fabric):
+            raise TypeError(f"node_fabric must be a Fabric record, got {self.node_fabric!r}")
+        if self.network is not None and not isinstance(self.network, Fabric):
+            raise TypeError(f"network must be a Fabric record or None, got {self.network!r}")
+
+    @property
+    def node_size(self) -> int | None:
+        """Chips per node (scale-up domain), or None when the node fabric spans all chips."""
+        return self.node_fabric.domain_chips
+
+    @property
+    def max_chips(self) -> int | None:
+        """The most chips this model covers: one domain when there is no network, else unbounded (None)."""
+        return self.node_size if self.network is None else None
+
+    @property
+    def label(self) -> str:
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"Cluster({self.name!r})"
+
+
+@dataclass(frozen=True)
+class Deployment:
+    """The sizes (in chips) in which a chip is rented or bought as one unit.
+
+    ``sizes`` ascend; ``names`` and ``topologies`` go with them. Beyond the largest size,
+    whole multiples of it are used (slices joined by the data-centre network, or several
+    nodes). ``chip_keys`` are the chips it applies to. Chapter "HBM budgets for training".
+    """
+
+    key: str
+    kind: str
+    chip_keys: tuple[str, ...]
+    sizes: tuple[int, ...]
+    names: tuple[str, ...]
+    topologies: tuple[str, ...]
+    beyond: str
+    source: str
+    read_on: str
+    quoted: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        one_of("kind", self.kind, ("slice", "node"))
+        if list(self.sizes) != sorted(set(self.sizes)) or len(self.names) != len(self.sizes) \
+                or len(self.topologies) != len(self.sizes):
+            raise ValueError("Deployment sizes must ascend, with one name and topology each")
+
+    @property
+    def largest(self) -> int:
+        return self.sizes[-1]
+
+
+TRAINING_PARTS = ("weights", "gradients", "master", "optimizer")
+"""The four parts of a training state, in the order tables and figures show them."""
+
+
+@dataclass(frozen=True)
+class TrainingRecipe:
+    """Bytes per parameter of one way to hold a model for training, part by part.
+
+    ``weights``: the copy the passes read; ``gradients``: the gradient buffer; ``master``:
+    a separate fp32 copy for the update (0 when the weights are fp32); ``optimizer``:
+    optimizer state. ``parts`` describes each in words. Chapter "HBM budgets for training".
+    """
+
+    key: str
+    label: str
+    weights: float
+    gradients: float
+    master: float
+    optimizer: float
+    parts: Mapping[str, str]
+    source: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in TRAINING_PARTS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"TrainingRecipe.{name} must be a number >= 0, got {value!r}")
+        if set(self.parts) != set(TRAINING_PARTS):
+            raise ValueError(f"TrainingRecipe.parts must describe exactly {TRAINING_PARTS}, got {sorted(self.parts)}")
+        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
+
+    @property
+    def bytes_per_param(self) -> float:
+        """Bytes per parameter, all four parts together."""
+        return float(self.weights + self.gradients + self.master + self.optimizer)
+
+    def breakdown(self) -> dict[str, float]:
+        """Bytes per parameter of each part, in ``TRAINING_PARTS`` order."""
+        return {name: float(getattr(self, name)) for name in TRAINING_PARTS}
+
+    def __str__(self) -> str:
+        terms = " + ".join(f"{getattr(self, name):g}" for name in TRAINING_PARTS)
+        return f"{self.label}: {terms} = {self.bytes_per_param:g} B/param [{self.source}]"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One training regime: T tokens per micro-batch, micro-batches per step, chips, fabric kind.
+
+    ``fabric`` is "scale-up", "scale-out" or None (one chip). Chapter "A 7B model, regime by regime".
+    """
+
+    name: str
+    tokens: int
+    micro_batches: int
+    n_chips: int
+    fabric: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.fabric is not None:
+            one_of("fabric", self.fabric, FABRIC_KINDS)
+
+
+def require(kind: type, name: str, value: object, example: str) -> object:
+    """``value`` itself if it is a ``kind`` record, else a TypeError saying how to get one."""
+    if not isinstance(value, kind):
+        raise TypeError(f"{name} must be a {kind.__name__} record such as {example}, got {value!r}")
+    return value
+
+
+def require_chip(chip: object) -> Chip:
+    """``chip`` itself if it is a Chip record, else a TypeError saying how to get one."""
+    return require(Chip, "chip", chip, "hw.chip('v5e')")
+
+
+def require_chips(chips: object) -> tuple[Chip, ...]:
+    """``chips`` as a non-empty tuple of Chip records, else a TypeError."""
+    records = tuple(chips) if isinstance(chips, (list, tuple)) else ()
+    if not records or not all(isinstance(record, Chip) for record in records):
+        raise TypeError(f"chips must be a non-empty sequence of Chip records, got {chips!r}")
+    return records
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The shape of one decoder-only transformer, as its source gives it.
+
+    ``d_model`` and ``n_heads`` are None where the source gives only the KV geometry
+    (document 000). ``n_params`` is the :class:`Sourced` parameter count (unit
+    'parameters'). Counts from the shape are in :mod:`hwlib.memory`
+    (``model_weight_bytes``, ``model_kv_cache_bytes``). Chapter "KV-cache precision".
+    """
+
+    key: str
+    name: str
+    n_layers: int
+    d_model: int | None
+    n_heads: int | None
+    n_kv_heads: int
+    head_dim: int
+    n_params: Sourced
+    source: str
+    read_on: str = READ_ON
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "n_kv_heads", "head_dim"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"ModelShape.{name} must be a positive int, got {value!r}")
+        if self.n_heads is not None and self.n_heads % self.n_kv_heads:
+            raise ValueError(f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads "
+                             f"({self.n_kv_heads})")
+
+    @property
+    def params(self) -> float:
+        """Parameter count."""
+        return float(self.n_params.value)
+
+    @property
+    def attention(self) -> str:
+        """'MHA' (one KV head per query head), 'MQA' (one KV head), 'GQA' (between), or 'not stated'."""
+        if self.n_heads is None:
+            return "not stated"
+        if self.n_kv_heads == self.n_heads:
+            return "MHA"
+        return "MQA" if self.n_kv_heads == 1 else "GQA"
+
+    def __str__(self) -> str:
+        return (f"{self.name}: {self.n_layers} layers, {self.n_kv_heads} KV heads x {self.head_dim}, "
+                f"{self.attention}, {self.params / 1e9:.2f}B params [{self.source}]")

@@ -1,0 +1,4 @@
+"""Measuring this machine: device information, timed kernels and XLA's own counts (needs JAX).
+
+Explained in the chapter "Your own roofline".
+"""
