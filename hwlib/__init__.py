@@ -124,7 +124,7 @@ _VIZ = {
     "hwlib.viz.tables": (
         "balance_table", "byte_cost_table", "chip_table", "elementwise_tax_table", "fabric_table",
         "measurements_table", "provenance_table", "regime_table", "squeeze_table", "t_min_table",
-        "xla_counts_table", "xla_layer_table",
+        "symbol_table", "xla_counts_table", "xla_layer_table",
     ),
     "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),
     "hwlib.viz.memory_figures": ("plot_activations", "plot_decode_bound", "plot_kv_per_token", "plot_max_params"),

@@ -1,65 +1,18 @@
-"""Record types: one frozen dataclass per kind of thing hwlib knows, and the quoted number.
+"""Hardware records: chips, the fabrics between them, clusters built of both, and the sizes chips are sold in.
 
-A :class:`Sourced` is one number in plain SI units (bytes, bytes/s, FLOP/s, W, J) with
-its unit, the source and the date it was read, the text as the source printed it, and a
-note where sources disagree (astropy.constants keeps constants this way). Records group
-them and offer each as a plain float whose name carries its unit (``chip.hbm_bytes``), so
-code reads one field one way. The numbers themselves live in the source modules beside
-this one (``vendor_chips``, ``vendor_systems``, ``literature``, ``model_shapes``, ``doc000``,
-``doc002``). Explained in the introduction and the chapter "Rooflines and ridge points".
+Explained in the chapters "Rooflines and ridge points", "HBM budgets for training" and "The
+batch-size squeeze".
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from hwlib._checks import one_of
+from hwlib.data.records.quantities import SOURCES, Sourced
 from hwlib.units import BYTES_PER_ELEMENT
-
-READ_ON = "2026-11-30"
-"""The date the sources of this edition were read (pages as stored that day)."""
-
-SOURCES = ("vendor", "doc000", "doc002")
-"""Where a catalogue record's numbers come from: vendors' pages, or one of the two source
-documents (``doc000``: the TPU budgeting notebook; ``doc002``: the compute-to-commute
-script), kept so that their results can be reproduced exactly."""
-
-
-@dataclass(frozen=True)
-class Sourced:
-    """One quoted number: ``value`` in ``unit`` (SI, no prefix), with its provenance."""
-
-    value: float
-    unit: str
-    source: str
-    read_on: str
-    quoted: str = ""
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        if not isinstance(self.value, (int, float)) or isinstance(self.value, bool) or not self.value > 0:
-            raise ValueError(f"Sourced.value must be a positive number, got {self.value!r}")
-        if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", self.read_on):
-            raise ValueError(f"Sourced.read_on must be a date YYYY-MM-DD, got {self.read_on!r}")
-
-    def __float__(self) -> float:
-        return float(self.value)
-
-    def __str__(self) -> str:
-        quoted = f" (quoted as {self.quoted!r})" if self.quoted else ""
-        return f"{self.value:g} {self.unit}{quoted} [{self.source}, read {self.read_on}]"
-
-
-def cite(source: str, read_on: str = READ_ON) -> Callable[..., Sourced]:
-    """A constructor of :class:`Sourced` values that all come from ``source``, read on ``read_on``."""
-
-    def sourced(value: float, unit: str, quoted: str, note: str = "") -> Sourced:
-        return Sourced(value, unit, source, read_on, quoted, note)
-
-    return sourced
 
 
 def _float(quantity: Sourced | None) -> float | None:
@@ -314,70 +267,6 @@ class Deployment:
         return self.sizes[-1]
 
 
-TRAINING_PARTS = ("weights", "gradients", "master", "optimizer")
-"""The four parts of a training state, in the order tables and figures show them."""
-
-
-@dataclass(frozen=True)
-class TrainingRecipe:
-    """Bytes per parameter of one way to hold a model for training, part by part.
-
-    ``weights``: the copy the passes read; ``gradients``: the gradient buffer; ``master``:
-    a separate fp32 copy for the update (0 when the weights are fp32); ``optimizer``:
-    optimizer state. ``parts`` describes each in words. Chapter "HBM budgets for training".
-    """
-
-    key: str
-    label: str
-    weights: float
-    gradients: float
-    master: float
-    optimizer: float
-    parts: Mapping[str, str]
-    source: str
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        for name in TRAINING_PARTS:
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
-                raise ValueError(f"TrainingRecipe.{name} must be a number >= 0, got {value!r}")
-        if set(self.parts) != set(TRAINING_PARTS):
-            raise ValueError(f"TrainingRecipe.parts must describe exactly {TRAINING_PARTS}, got {sorted(self.parts)}")
-        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
-
-    @property
-    def bytes_per_param(self) -> float:
-        """Bytes per parameter, all four parts together."""
-        return float(self.weights + self.gradients + self.master + self.optimizer)
-
-    def breakdown(self) -> dict[str, float]:
-        """Bytes per parameter of each part, in ``TRAINING_PARTS`` order."""
-        return {name: float(getattr(self, name)) for name in TRAINING_PARTS}
-
-    def __str__(self) -> str:
-        terms = " + ".join(f"{getattr(self, name):g}" for name in TRAINING_PARTS)
-        return f"{self.label}: {terms} = {self.bytes_per_param:g} B/param [{self.source}]"
-
-
-@dataclass(frozen=True)
-class Scenario:
-    """One training regime: T tokens per micro-batch, micro-batches per step, chips, fabric kind.
-
-    ``fabric`` is "scale-up", "scale-out" or None (one chip). Chapter "A 7B model, regime by regime".
-    """
-
-    name: str
-    tokens: int
-    micro_batches: int
-    n_chips: int
-    fabric: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.fabric is not None:
-            one_of("fabric", self.fabric, FABRIC_KINDS)
-
-
 def require(kind: type, name: str, value: object, example: str) -> object:
     """``value`` itself if it is a ``kind`` record, else a TypeError saying how to get one."""
     if not isinstance(value, kind):
@@ -396,53 +285,3 @@ def require_chips(chips: object) -> tuple[Chip, ...]:
     if not records or not all(isinstance(record, Chip) for record in records):
         raise TypeError(f"chips must be a non-empty sequence of Chip records, got {chips!r}")
     return records
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """The shape of one decoder-only transformer, as its source gives it.
-
-    ``d_model`` and ``n_heads`` are None where the source gives only the KV geometry
-    (document 000). ``n_params`` is the :class:`Sourced` parameter count (unit
-    'parameters'). Counts from the shape are in :mod:`hwlib.memory`
-    (``model_weight_bytes``, ``model_kv_cache_bytes``). Chapter "KV-cache precision".
-    """
-
-    key: str
-    name: str
-    n_layers: int
-    d_model: int | None
-    n_heads: int | None
-    n_kv_heads: int
-    head_dim: int
-    n_params: Sourced
-    source: str
-    read_on: str = READ_ON
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        for name in ("n_layers", "n_kv_heads", "head_dim"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"ModelShape.{name} must be a positive int, got {value!r}")
-        if self.n_heads is not None and self.n_heads % self.n_kv_heads:
-            raise ValueError(f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads "
-                             f"({self.n_kv_heads})")
-
-    @property
-    def params(self) -> float:
-        """Parameter count."""
-        return float(self.n_params.value)
-
-    @property
-    def attention(self) -> str:
-        """'MHA' (one KV head per query head), 'MQA' (one KV head), 'GQA' (between), or 'not stated'."""
-        if self.n_heads is None:
-            return "not stated"
-        if self.n_kv_heads == self.n_heads:
-            return "MHA"
-        return "MQA" if self.n_kv_heads == 1 else "GQA"
-
-    def __str__(self) -> str:
-        return (f"{self.name}: {self.n_layers} layers, {self.n_kv_heads} KV heads x {self.head_dim}, "
-                f"{self.attention}, {self.params / 1e9:.2f}B params [{self.source}]")

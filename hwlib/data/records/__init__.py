@@ -1,0 +1,30 @@
+"""Record types: one frozen dataclass per kind of thing hwlib knows, and the quoted number.
+
+A :class:`Sourced` is one number in plain SI units (bytes, bytes/s, FLOP/s, W, J) with
+its unit, the source and the date it was read, the text as the source printed it, and a
+note where sources disagree (astropy.constants keeps constants this way). Records group
+them and offer each as a plain float whose name carries its unit (``chip.hbm_bytes``), so
+code reads one field one way. The numbers themselves live in the source modules beside
+this one (``vendor_chips``, ``vendor_systems``, ``literature``, ``model_shapes``, ``doc000``,
+``doc002``). Explained in the introduction and the chapter "Rooflines and ridge points".
+"""
+
+from hwlib.data.records.hardware import (
+    ENERGY_FIELDS,
+    FABRIC_KINDS,
+    Chip,
+    Cluster,
+    Deployment,
+    Fabric,
+    require,
+    require_chip,
+    require_chips,
+)
+from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
+from hwlib.data.records.workloads import TRAINING_PARTS, ModelShape, Scenario, TrainingRecipe
+
+__all__ = [
+    "ENERGY_FIELDS", "FABRIC_KINDS", "READ_ON", "SOURCES", "TRAINING_PARTS", "Chip", "Cluster", "Deployment",
+    "Fabric", "ModelShape", "Scenario", "Sourced", "TrainingRecipe", "cite", "require", "require_chip",
+    "require_chips",
+]

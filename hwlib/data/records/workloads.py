@@ -1,0 +1,129 @@
+"""Workload records: a model's shape, a way to hold its training state, and a training regime.
+
+Explained in the chapters "HBM budgets for training", "KV-cache precision" and "A 7B model,
+regime by regime".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+
+from hwlib._checks import one_of
+from hwlib.data.records.hardware import FABRIC_KINDS
+from hwlib.data.records.quantities import READ_ON, Sourced
+
+
+TRAINING_PARTS = ("weights", "gradients", "master", "optimizer")
+"""The four parts of a training state, in the order tables and figures show them."""
+
+
+@dataclass(frozen=True)
+class TrainingRecipe:
+    """Bytes per parameter of one way to hold a model for training, part by part.
+
+    ``weights``: the copy the passes read; ``gradients``: the gradient buffer; ``master``:
+    a separate fp32 copy for the update (0 when the weights are fp32); ``optimizer``:
+    optimizer state. ``parts`` describes each in words. Chapter "HBM budgets for training".
+    """
+
+    key: str
+    label: str
+    weights: float
+    gradients: float
+    master: float
+    optimizer: float
+    parts: Mapping[str, str]
+    source: str
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in TRAINING_PARTS:
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not value >= 0:
+                raise ValueError(f"TrainingRecipe.{name} must be a number >= 0, got {value!r}")
+        if set(self.parts) != set(TRAINING_PARTS):
+            raise ValueError(f"TrainingRecipe.parts must describe exactly {TRAINING_PARTS}, got {sorted(self.parts)}")
+        object.__setattr__(self, "parts", MappingProxyType(dict(self.parts)))
+
+    @property
+    def bytes_per_param(self) -> float:
+        """Bytes per parameter, all four parts together."""
+        return float(self.weights + self.gradients + self.master + self.optimizer)
+
+    def breakdown(self) -> dict[str, float]:
+        """Bytes per parameter of each part, in ``TRAINING_PARTS`` order."""
+        return {name: float(getattr(self, name)) for name in TRAINING_PARTS}
+
+    def __str__(self) -> str:
+        terms = " + ".join(f"{getattr(self, name):g}" for name in TRAINING_PARTS)
+        return f"{self.label}: {terms} = {self.bytes_per_param:g} B/param [{self.source}]"
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """One training regime: T tokens per micro-batch, micro-batches per step, chips, fabric kind.
+
+    ``fabric`` is "scale-up", "scale-out" or None (one chip). Chapter "A 7B model, regime by regime".
+    """
+
+    name: str
+    tokens: int
+    micro_batches: int
+    n_chips: int
+    fabric: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.fabric is not None:
+            one_of("fabric", self.fabric, FABRIC_KINDS)
+
+
+@dataclass(frozen=True)
+class ModelShape:
+    """The shape of one decoder-only transformer, as its source gives it.
+
+    ``d_model`` and ``n_heads`` are None where the source gives only the KV geometry
+    (document 000). ``n_params`` is the :class:`Sourced` parameter count (unit
+    'parameters'). Counts from the shape are in :mod:`hwlib.memory`
+    (``model_weight_bytes``, ``model_kv_cache_bytes``). Chapter "KV-cache precision".
+    """
+
+    key: str
+    name: str
+    n_layers: int
+    d_model: int | None
+    n_heads: int | None
+    n_kv_heads: int
+    head_dim: int
+    n_params: Sourced
+    source: str
+    read_on: str = READ_ON
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "n_kv_heads", "head_dim"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise ValueError(f"ModelShape.{name} must be a positive int, got {value!r}")
+        if self.n_heads is not None and self.n_heads % self.n_kv_heads:
+            raise ValueError(f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads "
+                             f"({self.n_kv_heads})")
+
+    @property
+    def params(self) -> float:
+        """Parameter count."""
+        return float(self.n_params.value)
+
+    @property
+    def attention(self) -> str:
+        """'MHA' (one KV head per query head), 'MQA' (one KV head), 'GQA' (between), or 'not stated'."""
+        if self.n_heads is None:
+            return "not stated"
+        if self.n_kv_heads == self.n_heads:
+            return "MHA"
+        return "MQA" if self.n_kv_heads == 1 else "GQA"
+
+    def __str__(self) -> str:
+        return (f"{self.name}: {self.n_layers} layers, {self.n_kv_heads} KV heads x {self.head_dim}, "
+                f"{self.attention}, {self.params / 1e9:.2f}B params [{self.source}]")
