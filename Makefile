@@ -30,7 +30,7 @@ $(WEB): web/package.json web/package-lock.json
 
 # The execution cache is keyed on cell code only: drop it whenever hwlib changes.
 HWLIB_STAMP := _build/.hwlib-stamp
-$(HWLIB_STAMP): $(wildcard hwlib/*.py)
+$(HWLIB_STAMP): $(shell find hwlib -name '*.py')
 	rm -rf _build/.jupyter_cache
 	mkdir -p _build && touch $(HWLIB_STAMP)
 

@@ -30,7 +30,9 @@ tax and where the joules go".
 
 from __future__ import annotations
 
+import concurrent.futures
 import functools
+import os
 import sys
 import numpy as np
 
@@ -90,6 +92,10 @@ def layer_flops(d: Number, T: Number, seq_len: Number | None = None) -> Number:
 _SPARE_BLOCKS: list[np.ndarray] = []
 """The two most recent large result blocks, reused once nothing else refers to them."""
 
+PARALLEL_ELEMENTS = 2**18
+"""Grids of at least this many points are filled by row bands on several threads (numpy
+releases the GIL inside its loops, so the bands run at once on a multi-core machine)."""
+
 
 def _new_block(shape: tuple[int, ...]) -> np.ndarray:
     """Memory for a LayerStep's fields: a spare block of this shape that no result or view still
@@ -108,71 +114,38 @@ def _new_block(shape: tuple[int, ...]) -> np.ndarray:
     return block
 
 
+@functools.cache
+def _threads() -> concurrent.futures.ThreadPoolExecutor:
+    return concurrent.futures.ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 4))
+
+
 TIME_FIELDS = ("flops", "weight_bytes", "activation_bytes", "intensity", "time_s", "gemm_time_s",
                "elementwise_time_s")
 ENERGY_PARTS = ("arithmetic_j", "hbm_weights_j", "hbm_activations_j", "static_j")
+FIELDS = (*TIME_FIELDS, *ENERGY_PARTS, "energy_j")
 
 
 class LayerStep:
-    """One layer x one micro-batch: FLOPs, HBM bytes (B), FLOP/byte, seconds, and joules on demand.
+    """One layer x one micro-batch: FLOPs, HBM bytes (B), FLOP/byte, seconds and, where the chip has them, joules.
 
     Fields are floats for scalar inputs and numpy arrays (the broadcast shape of the inputs)
     otherwise: ``flops``, ``weight_bytes``, ``activation_bytes``, ``intensity``, ``time_s`` =
     ``gemm_time_s`` + ``elementwise_time_s``. ``reblocking`` says whether the Hong-Kung term is in
     ``weight_bytes`` (``note`` says why not). The energy fields (``energy_j`` = ``arithmetic_j`` +
-    ``hbm_weights_j`` + ``hbm_activations_j`` + ``static_j``) are computed when first read and need
-    the chip's energy parameters: a ValueError names what is missing.
+    ``hbm_weights_j`` + ``hbm_activations_j`` + ``static_j``) need the chip's energy parameters:
+    reading one on a chip without them raises a ValueError naming what is missing.
     Chapter "The training step as compute and commute".
     """
 
-    def __init__(self, chip: Chip, block: np.ndarray, reblocking: bool, note: str, factors: dict) -> None:
-        self.chip, self.reblocking, self.note = chip, reblocking, note
-        self._block, self._factors = block, factors
-        for index, name in enumerate(TIME_FIELDS):
-            setattr(self, name, scalar_or_array(block[index, ...]))
+    def __init__(self, chip: Chip, block: np.ndarray, reblocking: bool, note: str) -> None:
+        self.chip, self.reblocking, self.note, self._block = chip, reblocking, note, block
 
-    def _slot(self, name: str) -> np.ndarray:
-        return self._block[len(TIME_FIELDS) + (*ENERGY_PARTS, "energy_j").index(name), ...]
-
-    def _energy_chip(self) -> Chip:
-        return self.chip.require(*ENERGY_FIELDS)
-
-    @functools.cached_property
-    def arithmetic_j(self) -> Number:
-        out = self._slot("arithmetic_j")
-        np.multiply(self._factors["params"], self._factors["flops_per_param"] * self._energy_chip().flop_energy_j,
-                    out=out)
-        return scalar_or_array(out)
-
-    @functools.cached_property
-    def hbm_weights_j(self) -> Number:
-        out = self._slot("hbm_weights_j")
-        np.multiply(self._factors["params"],
-                    self._factors["bytes_per_param"] * self._energy_chip().hbm_energy_j_per_byte, out=out)
-        return scalar_or_array(out)
-
-    @functools.cached_property
-    def hbm_activations_j(self) -> Number:
-        out = self._slot("hbm_activations_j")
-        np.multiply(self._factors["act_width"] * self._energy_chip().hbm_energy_j_per_byte, self._factors["tokens"],
-                    out=out)
-        return scalar_or_array(out)
-
-    @functools.cached_property
-    def static_j(self) -> Number:
-        out = self._slot("static_j")
-        np.multiply(self._block[TIME_FIELDS.index("time_s"), ...], self._energy_chip().static_power_w, out=out)
-        return scalar_or_array(out)
-
-    @functools.cached_property
-    def energy_j(self) -> Number:
-        chip, f = self._energy_chip(), self._factors
-        out = self._slot("energy_j")
-        per_param = f["flops_per_param"] * chip.flop_energy_j + f["bytes_per_param"] * chip.hbm_energy_j_per_byte
-        np.multiply(f["params"], per_param, out=out)
-        out += self.hbm_activations_j
-        out += self.static_j
-        return scalar_or_array(out)
+    def __getattr__(self, name: str) -> Number:
+        if name not in FIELDS:
+            raise AttributeError(f"LayerStep has no field {name!r}; fields: {FIELDS}")
+        if name not in TIME_FIELDS:
+            self.chip.require(*ENERGY_FIELDS)
+        return scalar_or_array(self._block[FIELDS.index(name), ...])
 
     def energy_shares(self) -> dict[str, Number]:
         """Each energy part over the total (fractions summing to 1)."""
@@ -185,7 +158,35 @@ class LayerStep:
         return scalar_or_array(np.asarray(self.energy_j) / np.asarray(self.time_s))
 
     def __repr__(self) -> str:
-        return f"LayerStep(shape={np.shape(self.flops)}, chip={self.chip.label!r})"
+        return f"LayerStep(shape={np.shape(self._block[0, ...])}, chip={self.chip.label!r})"
+
+
+def _fill(out: np.ndarray, factors: dict[str, np.ndarray], chip: Chip, power_cap: bool) -> None:
+    """Write every field of a LayerStep into ``out`` (one row of ``out`` per field) from the per-parameter factors."""
+    flops, weight_bytes, activation_bytes, intensity, time, gemm, elementwise = (out[i, ...] for i in range(7))
+    params, tokens = factors["params"], factors["tokens"]
+    np.multiply(params, factors["flops_per_param"], out=flops)
+    np.multiply(params, factors["bytes_per_param"], out=weight_bytes)
+    np.multiply(factors["act_width"], tokens, out=activation_bytes)
+    np.multiply(params, factors["gemm_per_param"], out=gemm)
+    np.multiply(factors["act_width_per_bandwidth"], tokens, out=elementwise)
+    energy = all(getattr(chip, name) is not None for name in ENERGY_FIELDS)
+    if power_cap:
+        budget = chip.tdp_w - chip.static_power_w
+        np.maximum(gemm, (flops * chip.flop_energy_j + weight_bytes * chip.hbm_energy_j_per_byte) / budget, out=gemm)
+        np.maximum(elementwise, activation_bytes * chip.hbm_energy_j_per_byte / budget, out=elementwise)
+    np.add(weight_bytes, activation_bytes, out=intensity)
+    np.divide(flops, intensity, out=intensity)
+    np.add(gemm, elementwise, out=time)
+    if energy:
+        arithmetic, hbm_weights, hbm_activations, static, total = (out[i, ...] for i in range(7, 12))
+        np.multiply(flops, chip.flop_energy_j, out=arithmetic)
+        np.multiply(weight_bytes, chip.hbm_energy_j_per_byte, out=hbm_weights)
+        np.multiply(activation_bytes, chip.hbm_energy_j_per_byte, out=hbm_activations)
+        np.multiply(time, chip.static_power_w, out=static)
+        np.add(arithmetic, hbm_weights, out=total)
+        total += hbm_activations
+        total += static
 
 
 def layer_step(
@@ -199,7 +200,7 @@ def layer_step(
     power_cap: bool = False,
     dtype: str = "bf16",
 ) -> LayerStep:
-    """FLOPs, HBM bytes and time (s) of one layer's forward + backward on T tokens; energy (J) on demand.
+    """FLOPs, HBM bytes and time (s) of one layer's forward + backward on T tokens, and energy (J) where known.
 
     ``d`` hidden size, ``T`` tokens per weight visit (micro-batch x sequence length), ``b_w``
     weight-side bytes per parameter per visit, ``a`` activation bytes per token per unit d,
@@ -213,6 +214,8 @@ def layer_step(
     chip = require_chip(chip)
     if not isinstance(power_cap, bool):
         raise TypeError(f"power_cap must be True or False, got {power_cap!r}")
+    if power_cap:
+        chip.require(*ENERGY_FIELDS)
     width, tokens = positive("d", d), positive("T", T)
     bytes_w, act = non_negative("b_w", b_w), non_negative("a", a)
     shape = broadcast_shape(d=width, T=tokens, b_w=bytes_w, a=act)
@@ -227,24 +230,21 @@ def layer_step(
         shape = np.broadcast_shapes(shape, np.shape(flops_per_param))
     bytes_per_param = bytes_w + REBLOCKING_STREAMS / np.sqrt(z) * tokens
     act_width = act * width
-    block = _new_block((len(TIME_FIELDS) + len(ENERGY_PARTS) + 1, *shape))
-    flops, weight_bytes, activation_bytes, intensity, time, gemm, elementwise = (block[i, ...] for i in range(7))
-    np.multiply(params, flops_per_param, out=flops)
-    np.multiply(params, bytes_per_param, out=weight_bytes)
-    np.multiply(act_width, tokens, out=activation_bytes)
-    np.multiply(params, roofline_bound_s(flops_per_param, bytes_per_param, chip, dtype), out=gemm)
-    np.multiply(act_width * (1.0 / chip.hbm_bytes_per_s), tokens, out=elementwise)
-    if power_cap:
-        chip.require(*ENERGY_FIELDS)
-        budget = chip.tdp_w - chip.static_power_w
-        np.maximum(gemm, (flops * chip.flop_energy_j + weight_bytes * chip.hbm_energy_j_per_byte) / budget, out=gemm)
-        np.maximum(elementwise, activation_bytes * chip.hbm_energy_j_per_byte / budget, out=elementwise)
-    np.add(weight_bytes, activation_bytes, out=intensity)
-    np.divide(flops, intensity, out=intensity)
-    np.add(gemm, elementwise, out=time)
-    factors = {"params": params, "flops_per_param": flops_per_param, "bytes_per_param": bytes_per_param,
-               "act_width": act_width, "tokens": tokens}
-    return LayerStep(chip, block, bool(np.isfinite(z)), _reblocking_note(chip), factors)
+    factors = {"params": params, "tokens": tokens, "flops_per_param": flops_per_param,
+               "bytes_per_param": bytes_per_param, "act_width": act_width,
+               "gemm_per_param": roofline_bound_s(flops_per_param, bytes_per_param, chip, dtype),
+               "act_width_per_bandwidth": act_width * (1.0 / chip.hbm_bytes_per_s)}
+    block = _new_block((len(FIELDS), *shape))
+    if block[0].size < PARALLEL_ELEMENTS or shape[0] < 2:
+        _fill(block, factors, chip, power_cap)
+    else:
+        full = {name: np.broadcast_to(value, shape) for name, value in factors.items()}
+        bands = np.linspace(0, shape[0], min(_threads()._max_workers, shape[0]) + 1).astype(int)
+        jobs = [_threads().submit(_fill, block[:, lo:hi], {k: v[lo:hi] for k, v in full.items()}, chip, power_cap)
+                for lo, hi in zip(bands[:-1], bands[1:])]
+        for job in jobs:
+            job.result()
+    return LayerStep(chip, block, bool(np.isfinite(z)), _reblocking_note(chip))
 
 
 def t_min(d: Number, chip: Chip, b_w: Number = doc002.B_W, a: Number = doc002.A,

@@ -1,0 +1,248 @@
+"""Memory explorers: a training budget against a deployment's HBM, and the KV cache against decode time.
+
+Used by the chapters "HBM budgets for training" and "KV-cache precision".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import ipywidgets as widgets
+import numpy as np
+
+from hwlib.data import chip as find_chip, chips as all_chips, deployment, deployments, doc000, model as find_model
+from hwlib.data import models as all_models, recipe as find_recipe, recipes as all_recipes
+from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe
+from hwlib.inference import decode_step_time_s
+from hwlib.memory import (
+    RECOMPUTE,
+    activation_bytes,
+    chips_needed,
+    deployment_chips,
+    deployment_name,
+    model_kv_cache_bytes,
+    model_weight_bytes,
+    tokens_that_fit,
+    training_state_breakdown,
+    usable_bytes,
+)
+from hwlib.units import format_bytes
+from hwlib.viz.explorers.base import (
+    Explorer,
+    chip_dropdown,
+    choose,
+    default_record,
+    number_in,
+    options_in,
+    record_dropdown,
+    records_of,
+    seconds,
+)
+from hwlib.viz.style import PALETTE
+
+SEQ_LENS = tuple(2**p for p in range(9, 18))
+"""Sequence lengths and contexts the memory explorers offer (512 to 131072 tokens)."""
+BATCHES = tuple(2**p for p in range(0, 11))
+"""Batches (sequences) the KV-cache explorer offers (1 to 1024)."""
+WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4")
+"""Weight storage the KV-cache explorer offers."""
+KV_DTYPES = ("fp32", "bf16", "int8", "int4")
+"""KV-cache element types, one line each."""
+_RECOMPUTE_LABELS = {"none": "none", "selective": "selective / FlashAttention", "full": "full"}
+_LAYOUT = {"width": "330px"}
+_STYLE = {"description_width": "90px"}
+
+
+def deployable_chips() -> tuple[Chip, ...]:
+    """The catalogue chips sold in known deployment sizes (``hw.deployments()``)."""
+    keys = {key for plan in deployments() for key in plan.chip_keys}
+    return tuple(record for record in all_chips() if record.key in keys)
+
+
+def _offered_chips(chips: Sequence[Chip] | None, chip: Chip | None, default: str) -> tuple[tuple[Chip, ...], Chip]:
+    records = deployable_chips() if chips is None else records_of("chips", chips, Chip)
+    chip = default_record(find_chip(default), records) if chip is None else chip
+    return records, choose("chip", chip, records, Chip, f"hw.chip({default!r})")
+
+
+def _offered_models(models: Sequence[ModelShape] | None, model: ModelShape | None, need_width: bool
+                    ) -> tuple[tuple[ModelShape, ...], ModelShape]:
+    records = all_models() if models is None else records_of("models", models, ModelShape)
+    if need_width:
+        records = tuple(record for record in records if record.d_model is not None and record.n_heads is not None)
+        if not records:
+            raise ValueError("models must include a ModelShape with d_model and n_heads (the activation model "
+                             "needs them)")
+    model = default_record(find_model("Llama 3 8B"), records) if model is None else model
+    if need_width and isinstance(model, ModelShape) and model.d_model is None:
+        raise ValueError(f"model {model.name!r} gives no d_model and n_heads; the activation model needs them")
+    return records, choose("model", model, records, ModelShape, "hw.model('Llama 3 8B')")
+
+
+class MemoryBudgetExplorer(Explorer):
+    """Model, recipe, chip, usable fraction, sequence length and recomputation -> training memory and chips.
+
+    The bar splits weights, gradients, master copy, optimizer state and the activations of one
+    sequence (micro-batch 1, all layers, no tensor parallelism) as shares of the usable HBM of the
+    smallest real deployment that holds them, counting memory as pooled (state perfectly sharded,
+    as document 000 does). ``chip``, ``model`` and ``recipe`` are records (defaults
+    ``hw.chip("TPU v5e")``, ``hw.model("Llama 3 8B")``, ``hw.recipe("zero_mixed_adam")``).
+    Explained in the chapter "HBM budgets for training".
+    """
+
+    figsize = (6.4, 2.0)
+    margins = {"left": 0.04, "right": 0.97, "bottom": 0.3, "top": 0.72}
+
+    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
+                 models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
+                 recipe: TrainingRecipe | None = None, usable_fraction: float = doc000.USABLE_FRACTION,
+                 seq_len: int = 4096, recompute: str = "none") -> None:
+        chip_records, chip = _offered_chips(chips, chip, "TPU v5e")
+        for record in chip_records:
+            deployment(record)  # a KeyError naming a chip sold in no known deployment size
+        model_records, model = _offered_models(models, model, need_width=True)
+        recipe = find_recipe("zero_mixed_adam") if recipe is None else recipe
+        choose("recipe", recipe, all_recipes(), TrainingRecipe, "hw.recipe('zero_mixed_adam')")
+        options_in("seq_len", seq_len, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
+        number_in("usable_fraction", usable_fraction, 0.5, 1.0, "(a share of HBM)")
+        options_in("recompute", recompute, RECOMPUTE)
+        layout, style = widgets.Layout(**_LAYOUT), _STYLE
+        self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
+        self.recipe = record_dropdown(all_recipes(), recipe, "recipe", layout=layout, style=style)
+        self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
+        self.usable = widgets.FloatSlider(value=usable_fraction, min=0.5, max=1.0, step=0.05,
+                                          description="usable HBM", readout_format=".0%", layout=layout, style=style)
+        self.seq_len = widgets.SelectionSlider(options=SEQ_LENS, value=seq_len, description="sequence",
+                                               layout=layout, style=style)
+        self.recompute = widgets.Dropdown(options=[(_RECOMPUTE_LABELS[r], r) for r in RECOMPUTE], value=recompute,
+                                          description="recompute", layout=layout, style=style)
+        super().__init__([self.model, self.recipe, self.chip, self.usable, self.seq_len, self.recompute])
+
+    def arrange(self) -> widgets.Widget:
+        controls = widgets.HBox([widgets.VBox([self.model, self.recipe, self.chip]),
+                                 widgets.VBox([self.usable, self.seq_len, self.recompute])])
+        return widgets.VBox([controls, self.summary, self.image])
+
+    def setup(self) -> list:
+        labels = [*TRAINING_PARTS, "activations"]
+        self._ax = ax = self.figure.add_subplot()
+        self._bars = list(ax.barh([0] * len(labels), [0.0] * len(labels), left=[0.0] * len(labels),
+                                  color=PALETTE[: len(labels)], height=0.6))
+        ax.set(xlim=(0, 100), ylim=(-0.5, 0.5), yticks=[], xlabel="share of the deployment's usable HBM (%)")
+        ax.legend(self._bars, labels, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.02), fontsize=8,
+                  handlelength=1.0, columnspacing=1.0)
+        ax.grid(axis="y", visible=False)
+        return self._bars
+
+    def parts_bytes(self) -> dict[str, float]:
+        """Bytes of each part for the current settings (the four state parts and the activations)."""
+        record = self.model.value
+        parts = training_state_breakdown(record.params, self.recipe.value)
+        per_layer = activation_bytes(self.seq_len.value, 1, record.d_model, record.n_heads,
+                                     recompute=self.recompute.value)
+        return {**parts, "activations": record.n_layers * per_layer}
+
+    def refresh(self) -> str:
+        parts = self.parts_bytes()
+        total = sum(parts.values())
+        chip, share = self.chip.value, self.usable.value
+        needed = chips_needed(total, chip, share)
+        plan = deployment_chips(total, chip, share)
+        widths = 100 * np.array(list(parts.values())) / usable_bytes(chip, share, plan)
+        for bar, left, width in zip(self._bars, np.cumsum(widths) - widths, widths):
+            bar.set_x(left)
+            bar.set_width(width)
+        state = sum(parts[name] for name in TRAINING_PARTS)
+        return (f"<b>{format_bytes(total)}</b> (state {format_bytes(state)}, activations "
+                f"{format_bytes(parts['activations'])}): <b>{needed:,} chips</b> at {share:.0%} of "
+                f"{format_bytes(chip.capacity_bytes)}; smallest deployment <b>{deployment_name(plan, chip)}</b>, "
+                f"{widths.sum():.0f} % full")
+
+
+class KVCacheExplorer(Explorer):
+    """Model, chip, weight dtype, context and batch -> KV-cache size and the decode-step bound.
+
+    One line per KV-cache dtype: (weight bytes + batch x KV bytes) / HBM bandwidth against the
+    batch, ending at the largest batch whose caches fit beside the weights; the markers sit at the
+    chosen batch. ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``,
+    ``hw.model("Llama 3 8B")``). Explained in the chapter "KV-cache precision".
+    """
+
+    figsize = (6.0, 3.4)
+    margins = {"left": 0.13, "right": 0.97, "bottom": 0.16, "top": 0.9}
+
+    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
+                 models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
+                 weight_dtype: str = "bf16", context: int = 8192, batch: int = 16,
+                 usable_fraction: float = doc000.USABLE_FRACTION) -> None:
+        chip_records, chip = _offered_chips(chips, chip, "H100-SXM")
+        model_records, model = _offered_models(models, model, need_width=False)
+        options_in("weight_dtype", weight_dtype, WEIGHT_DTYPES)
+        options_in("context", context, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
+        options_in("batch", batch, BATCHES, f"a power of two from 1 to {BATCHES[-1]}")
+        self.usable_fraction = number_in("usable_fraction", usable_fraction, 0.0, 1.0, "(a share of HBM)")
+        layout, style = widgets.Layout(**_LAYOUT), _STYLE
+        self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
+        self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
+        self.weight_dtype = widgets.Dropdown(options=WEIGHT_DTYPES, value=weight_dtype, description="weights",
+                                             layout=layout, style=style)
+        self.context = widgets.SelectionSlider(options=SEQ_LENS, value=context, description="context",
+                                               layout=layout, style=style)
+        self.batch = widgets.SelectionSlider(options=BATCHES, value=batch, description="batch",
+                                             layout=layout, style=style)
+        self._x = np.array(BATCHES, dtype=float)
+        super().__init__([self.model, self.chip, self.weight_dtype, self.context, self.batch])
+
+    def arrange(self) -> widgets.Widget:
+        controls = widgets.HBox([widgets.VBox([self.model, self.chip, self.weight_dtype]),
+                                 widgets.VBox([self.context, self.batch])])
+        return widgets.VBox([controls, self.summary, self.image])
+
+    def setup(self) -> list:
+        self._ax = ax = self.figure.add_subplot()
+        self._lines = [ax.plot(self._x, self._x, color=c, lw=2, label=f"KV {d}")[0]
+                       for c, d in zip(PALETTE, KV_DTYPES)]
+        self._points = [ax.plot([1.0], [1.0], "o", color=c, ms=7)[0] for c in PALETTE[: len(KV_DTYPES)]]
+        ax.set(xscale="log", xlabel="batch (sequences)", ylabel="decode step, lower bound (ms)",
+               xlim=(0.8, BATCHES[-1] * 1.25))
+        ax.minorticks_off()
+        ax.legend(handles=self._lines, loc="upper left", fontsize=8)
+        return self._points
+
+    def background_key(self) -> tuple:
+        return (self.model.value, self.chip.value, self.weight_dtype.value, self.context.value)
+
+    def curves(self) -> dict[str, tuple[float, int, np.ndarray]]:
+        """Per KV dtype: cache bytes per sequence, the largest batch that fits, decode bound (s) per batch."""
+        record, chip, context = self.model.value, self.chip.value, self.context.value
+        weights = model_weight_bytes(record, self.weight_dtype.value)
+        result = {}
+        for dtype in KV_DTYPES:
+            per_sequence = model_kv_cache_bytes(record, context, dtype)
+            fit = tokens_that_fit(chip, weights, model_kv_cache_bytes(record, 1, dtype), self.usable_fraction)
+            result[dtype] = (per_sequence, int(fit // context),
+                             np.asarray(decode_step_time_s(weights, per_sequence, self._x, chip)))
+        return result
+
+    def draw_background(self) -> None:
+        self._curves = self.curves()
+        for line, (_, fit, times) in zip(self._lines, self._curves.values()):
+            line.set_ydata(np.where(self._x <= fit, times * 1e3, np.nan))
+        shown = np.concatenate([line.get_ydata() for line in self._lines])
+        top = np.nanmax(shown) if np.isfinite(shown).any() else 1.0
+        self._ax.set_ylim(0, top * 1.15)
+        self._ax.set_title(f"{self.model.value.name} on one {self.chip.value.label}", fontsize=10)
+
+    def refresh(self) -> str:
+        batch = self.batch.value
+        index = BATCHES.index(batch)
+        rows = []
+        for point, (dtype, (per_sequence, fit, times)) in zip(self._points, self._curves.items()):
+            fits = batch <= fit
+            point.set_data([batch], [times[index] * 1e3])
+            point.set_visible(fits)
+            verdict = seconds(times[index]) if fits else "does not fit"
+            rows.append(f"<tr><td>{dtype}</td><td>{format_bytes(per_sequence)}</td><td>{fit:,}</td>"
+                        f"<td>{verdict}</td></tr>")
+        return ("<table><tr><th>KV dtype</th><th>cache per sequence</th><th>max batch</th>"
+                f"<th>step at batch {batch}</th></tr>" + "".join(rows) + "</table>")
