@@ -190,7 +190,7 @@ def cluster_squeeze(
     flops_per_token: Number | None = None,
     dtype: str = "bf16",
 ) -> BatchSqueeze:
-    """``batch_squeeze`` on a :class:`~hwlib.fabrics.Cluster`: its chip, node fabric, node size and network.
+    """``batch_squeeze`` on a :class:`~hwlib.data.records.Cluster`: its chip, node fabric, node size and network.
 
     A cluster without a node size (document 002's assumption) runs one flat ring over its
     node fabric; one without a network covers at most one domain (ValueError beyond it).

@@ -26,6 +26,20 @@ def third_party(where: str) -> str:
 
 
 _TPU_INFO = cite("jax-ml/jax, jax/_src/pallas/mosaic/tpu_info.py (commit 4f32df24), Google's JAX repository")
+_SCALING_BOOK = cite("Austin et al., 'How to Scale Your Model', Google DeepMind (jax-ml/scaling-book, tpus.md, "
+                     "commit 54e2c439), table 'ICI BW/link (one-way, bytes/s)'")
+_LINKS_NOTE = ("The scaling book: 'TPU v4 and TPU v5p are connected to the nearest 6 neighbors (forming a 3D torus)'; "
+               "v5e and v6e connect 'the 4 nearest neighbors' (a 2D torus); Google's v5e and v6e pages list "
+               "'ICI ports per chip | 4'.")
+_LINK_NOTE = ("One direction of one link. An older revision of the book's table gave about 10 % more; its footnote says "
+              "links run at slightly different rates depending on the operation.")
+
+
+def _ici(links: int, one_way: float) -> dict[str, Sourced]:
+    return {"ici_links": _SCALING_BOOK(float(links), "links", f"nearest {links} neighbors", _LINKS_NOTE),
+            "ici_link_bandwidth": _SCALING_BOOK(one_way, "B/s", f"{one_way:.2g}", _LINK_NOTE)}
+
+
 _VMEM_NOTE = ("Per TensorCore, as the file states ('all specs ... are per TensorCore' on "
               "https://docs.jax.dev/en/latest/pallas/tpu/hardware.html): the scratchpad one core's matmul "
               "tiles live in, the memory the re-blocking term needs.")
@@ -52,6 +66,7 @@ _TPUS: tuple[Chip, ...] = (
         on_chip=_TPU_INFO(16 * MiB, "B", "vmem_capacity_bytes=16 * 1024 * 1024,  # 16 MiB per core",
                           f"{_VMEM_NOTE} Beside it v4 has a 128 MiB CMEM per chip ('cmem_capacity_bytes="
                           "134_000_000 // tensor_cores_per_chip'), not counted here."),
+        **_ici(6, 4.5e+10),
         aliases=("Cloud TPU v4",),
         note="The page gives no TDP and no per-chip ICI bandwidth; it lists measured "
         "min/mean/max power of 90/170/192 W.",
@@ -75,6 +90,7 @@ _TPUS: tuple[Chip, ...] = (
         on_chip=_TPU_INFO(128 * MiB, "B", "vmem_capacity_bytes=128 * 1024 * 1024,  # 128 MiB per core",
                           f"{_VMEM_NOTE} One TensorCore per chip. The scaling book gives the same '128 MiB on "
                           "TPU v5e'."),
+        **_ici(4, 4.5e+10),
         aliases=("v5litepod", "TPU v5 lite", "Cloud TPU v5e"),
     ),
     Chip(
@@ -105,6 +121,7 @@ _TPUS: tuple[Chip, ...] = (
             "Interconnect BW 4800 Gbps' = 600e9 B/s, the one-direction figure."),
         on_chip=_TPU_INFO(64 * MiB, "B", "vmem_capacity_bytes=64 * 1024 * 1024,  # 64 MiB per core",
                           f"{_VMEM_NOTE} Two TensorCores per chip."),
+        **_ici(6, 9e+10),
         aliases=("Cloud TPU v5p",),
     ),
     Chip(
@@ -128,6 +145,7 @@ _TPUS: tuple[Chip, ...] = (
             "interconnect (ICI) bandwidth 3584 Gbps' (448e9 B/s) without a direction."),
         on_chip=_TPU_INFO(128 * MiB, "B", "vmem_capacity_bytes=128 * 1024 * 1024,  # 128 MiB per core",
                           f"{_VMEM_NOTE} One TensorCore per chip."),
+        **_ici(4, 9e+10),
         aliases=("Trillium", "Cloud TPU v6e"),
     ),
     Chip(

@@ -65,7 +65,8 @@ FABRICS: tuple[Fabric, ...] = (
     Fabric(key="ib-hdr", name="InfiniBand HDR (200 Gb/s)", kind="scale-out", source="vendor",
            bandwidth=_CONNECTX6(200 * GBIT, "B/s", "up to two ports of 200Gb/s for InfiniBand and Ethernet",
                                 f"ConnectX-6 VPI. {_PER_DIRECTION} A DGX A100 has eight single-port HDR NICs "
-                                "for its compute fabric, one per GPU."),
+                                "for its compute fabric, one per GPU. NVIDIA's switch manual gives the same rate in "
+                                "its title, 'QM87xx 1U HDR 200Gb/s InfiniBand Switch Systems User Manual'."),
            directions=1, aliases=("HDR", "IB HDR", "hdr")),
     Fabric(key="ib-ndr", name="InfiniBand NDR (400 Gb/s)", kind="scale-out", source="vendor",
            bandwidth=_BASEPOD(400 * GBIT, "B/s",

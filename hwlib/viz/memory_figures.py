@@ -111,7 +111,7 @@ def plot_max_params(
 
 def plot_kv_per_token(models: Sequence, dtypes: Sequence[str] = ("fp32", "bf16", "int8", "int4"),
                       *, ax: plt.Axes | None = None) -> plt.Axes:
-    """KV-cache KiB per token of each model (hwlib.models shapes), one bar per cache dtype.
+    """KV-cache KiB per token of each model (``hw.models()`` shapes), one bar per cache dtype.
 
     Explained in the chapter "KV-cache precision".
     """

@@ -31,7 +31,8 @@ class Chip:
     (a cited device report), where known; ``capacity_bytes`` is the one "does it fit"
     answers use. ``peak_flops`` maps a dtype to the dense (no sparsity) peak. ``on_chip``
     is the on-chip memory a GEMM blocks into (L2 on GPUs, VMEM on TPUs; see its note).
-    ``interconnect`` is the chip's chip-to-chip total as its vendor quotes it. The energy
+    ``interconnect`` is the chip's chip-to-chip total as its vendor quotes it; ``ici_links`` and
+    ``ici_link_bandwidth`` (one direction) describe a TPU's torus links where a source gives them. The energy
     fields are the compute-to-commute model's, present only where a source gives them.
     """
 
@@ -46,6 +47,8 @@ class Chip:
     on_chip: Sourced | None = None
     tdp: Sourced | None = None
     interconnect: Sourced | None = None
+    ici_links: Sourced | None = None
+    ici_link_bandwidth: Sourced | None = None
     hbm_energy: Sourced | None = None
     flop_energy: Sourced | None = None
     static_power: Sourced | None = None
@@ -99,6 +102,11 @@ class Chip:
         return _float(self.interconnect)
 
     @property
+    def ici_link_bytes_per_s(self) -> float | None:
+        """Bandwidth of one inter-chip link in one direction (B/s), where a source gives it (TPUs)."""
+        return _float(self.ici_link_bandwidth)
+
+    @property
     def hbm_energy_j_per_byte(self) -> float | None:
         return _float(self.hbm_energy)
 
@@ -133,7 +141,8 @@ class Chip:
     def sourced_values(self) -> dict[str, Sourced]:
         """Every sourced number of this record by field name (peaks as 'peak_flops[dtype]')."""
         values = {f"peak_flops[{dtype}]": q for dtype, q in self.peak_flops.items()}
-        for name in ("hbm", "hbm_visible", "hbm_bandwidth", "on_chip", "tdp", "interconnect", *ENERGY_FIELDS[:3]):
+        for name in ("hbm", "hbm_visible", "hbm_bandwidth", "on_chip", "tdp", "interconnect", "ici_links",
+                     "ici_link_bandwidth", *ENERGY_FIELDS[:3]):
             if getattr(self, name) is not None:
                 values[name] = getattr(self, name)
         return values

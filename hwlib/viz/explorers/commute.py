@@ -175,7 +175,8 @@ class StepIntensityExplorer(CommuteExplorer):
         self._energy.set_visible(energy)
         if energy:
             self._energy.set_ydata([balance.energy] * 2)
-            title = f"{record.label}: balances {balance.time:.0f} (time, dashed) and {balance.energy:.0f} (energy)"
+            title = (f"{record.label}: balances {balance.time:.0f} (time, dashed) and "
+                     f"{balance.energy:.0f} (energy, dash-dot)")
         else:
             title = f"{record.label}: time balance {balance.time:.0f} FLOP/B (dashed)"
         self._ax.set_title(title, fontsize=8.5)
