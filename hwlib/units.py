@@ -83,9 +83,9 @@ def format_flops(flops: float, *, digits: int = 3) -> str:
 
 
 def format_seconds(seconds: float, *, digits: int = 3) -> str:
-    """A duration as 's', 'ms', 'us' or 'ns', e.g. '1.31 ms'."""
+    """A duration as 's', 'ms', 'µs' or 'ns', e.g. '1.31 ms'."""
     value = float(as_real_array("seconds", seconds, minimum=0.0))
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns")):
+    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
         if value >= scale:
             return f"{value / scale:.{digits}g} {unit}"
     return f"{value / 1e-9:.{digits}g} ns"

@@ -28,7 +28,6 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from hwlib.data.records import ENERGY_FIELDS, Chip, require_chips
-from hwlib.units import format_seconds
 from hwlib.viz.style import STYLE
 
 _UNSET = object()
@@ -40,12 +39,6 @@ def png_bytes(canvas: FigureCanvasAgg) -> bytes:
     buffer = io.BytesIO()
     PIL.Image.frombuffer("RGBA", (rgba.shape[1], rgba.shape[0]), rgba).save(buffer, "png", compress_level=1)
     return buffer.getvalue()
-
-
-def seconds(value: float) -> str:
-    """``hw.format_seconds`` with the micro sign: '2.2 µs', not '2.2 us'."""
-    text = format_seconds(value)
-    return text[:-2] + "µs" if text.endswith(" us") else text
 
 
 def has_energy(chip: Chip) -> bool:
@@ -109,14 +102,15 @@ def chip_dropdown(chips: Sequence[Chip], value: Chip, description: str = "chip",
 class Explorer:
     """Base of every explorer: the figure, the PNG, the summary, the controls' wiring and the blitting.
 
-    Class attributes: ``figsize`` (inches), ``dpi``, ``margins`` (``Figure.subplots_adjust``).
+    Class attributes: ``figsize`` (inches), ``dpi``, ``margins`` (left, bottom, right, top as figure
+    fractions, for ``Figure.subplots_adjust``).
     Instance attributes after ``__init__``: ``controls``, ``summary`` (HTML), ``image`` (PNG),
     ``figure``, ``widget`` (what a notebook displays).
     """
 
     figsize: tuple[float, float] = (5.6, 3.5)
     dpi: float = 80
-    margins: dict = {"left": 0.14, "right": 0.97, "bottom": 0.15, "top": 0.9}
+    margins = (0.14, 0.15, 0.97, 0.9)
 
     def __init__(self, controls: Sequence[widgets.ValueWidget]) -> None:
         self.controls = tuple(controls)
@@ -126,7 +120,7 @@ class Explorer:
         self._key: object = _UNSET
         with mpl.rc_context(STYLE):
             self.figure = Figure(figsize=self.figsize, dpi=self.dpi)
-            self.figure.subplots_adjust(**self.margins)
+            self.figure.subplots_adjust(*self.margins)
             self._canvas = FigureCanvasAgg(self.figure)
             self._dynamic: tuple[Artist, ...] = tuple(self.setup())
         for artist in self._dynamic:

@@ -13,11 +13,14 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import numpy as np
 
-from hwlib.data import chip as find_chip, chips as all_chips, doc002
+from hwlib.data import chip as find_chip
+from hwlib.data import chips as all_chips
+from hwlib.data import doc002
 from hwlib.data.records import ENERGY_FIELDS, Chip
 from hwlib.energy import ADD_EQUIVALENT_J, energy_per_flop_j, machine_balance
 from hwlib.layer_model import d_min, layer_step, t_min
 from hwlib.roofline import is_compute_bound
+from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,
     chip_dropdown,
@@ -27,13 +30,12 @@ from hwlib.viz.explorers.base import (
     number_in,
     options_in,
     records_of,
-    seconds,
 )
 from hwlib.viz.style import PALETTE
 
 COMMUTE_WIDTHS = (256, 384, 512, 768, 1024, 1536, 2048, 3072, 4096, 5120, 6144, 8192, 12288, 16384)
 """Hidden sizes d the compute-to-commute explorers offer."""
-COMMUTE_TOKENS = tuple(2**p for p in range(0, 18))
+COMMUTE_TOKENS = tuple(2**p for p in range(18))
 """Tokens per weight visit T the explorers offer (powers of two, 1 to 131072)."""
 B_W_RANGE = (0.0, 24.0, 1.0)
 """Slider range of b_w (bytes per parameter per visit): low, high, step."""
@@ -197,4 +199,4 @@ class StepIntensityExplorer(CommuteExplorer):
         smallest = float(d_min(record, a=a))
         smallest_text = f"{smallest:,.0f}" if np.isfinite(smallest) else "none (the on-chip memory is too small)"
         return (f"<b>I = {step.intensity:.4g} FLOP/B, {bound}</b><br>{reach}; d_min = {smallest_text}<br>"
-                f"GEMM phase set by {gemm}<br>{seconds(step.time_s / self.T.value)} per token per layer")
+                f"GEMM phase set by {gemm}<br>{format_seconds(step.time_s / self.T.value)} per token per layer")

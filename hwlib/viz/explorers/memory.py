@@ -10,8 +10,14 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import numpy as np
 
-from hwlib.data import chip as find_chip, chips as all_chips, deployment, deployments, doc000, model as find_model
-from hwlib.data import models as all_models, recipe as find_recipe, recipes as all_recipes
+from hwlib._checks import fraction
+from hwlib.data import chip as find_chip
+from hwlib.data import chips as all_chips
+from hwlib.data import deployment, deployments, doc000
+from hwlib.data import model as find_model
+from hwlib.data import models as all_models
+from hwlib.data import recipe as find_recipe
+from hwlib.data import recipes as all_recipes
 from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe
 from hwlib.inference import decode_step_time_s
 from hwlib.memory import (
@@ -26,7 +32,7 @@ from hwlib.memory import (
     training_state_breakdown,
     usable_bytes,
 )
-from hwlib.units import format_bytes
+from hwlib.units import format_bytes, format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,
     chip_dropdown,
@@ -36,13 +42,12 @@ from hwlib.viz.explorers.base import (
     options_in,
     record_dropdown,
     records_of,
-    seconds,
 )
 from hwlib.viz.style import PALETTE
 
 SEQ_LENS = tuple(2**p for p in range(9, 18))
 """Sequence lengths and contexts the memory explorers offer (512 to 131072 tokens)."""
-BATCHES = tuple(2**p for p in range(0, 11))
+BATCHES = tuple(2**p for p in range(11))
 """Batches (sequences) the KV-cache explorer offers (1 to 1024)."""
 WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4")
 """Weight storage the KV-cache explorer offers."""
@@ -91,7 +96,7 @@ class MemoryBudgetExplorer(Explorer):
     """
 
     figsize = (6.4, 2.0)
-    margins = {"left": 0.04, "right": 0.97, "bottom": 0.3, "top": 0.72}
+    margins = (0.04, 0.3, 0.97, 0.72)
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
@@ -169,7 +174,7 @@ class KVCacheExplorer(Explorer):
     """
 
     figsize = (6.0, 3.4)
-    margins = {"left": 0.13, "right": 0.97, "bottom": 0.16, "top": 0.9}
+    margins = (0.13, 0.16, 0.97, 0.9)
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
@@ -180,7 +185,7 @@ class KVCacheExplorer(Explorer):
         options_in("weight_dtype", weight_dtype, WEIGHT_DTYPES)
         options_in("context", context, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
         options_in("batch", batch, BATCHES, f"a power of two from 1 to {BATCHES[-1]}")
-        self.usable_fraction = number_in("usable_fraction", usable_fraction, 0.0, 1.0, "(a share of HBM)")
+        self.usable_fraction = float(fraction("usable_fraction", usable_fraction))
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
         self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
@@ -241,7 +246,7 @@ class KVCacheExplorer(Explorer):
             fits = batch <= fit
             point.set_data([batch], [times[index] * 1e3])
             point.set_visible(fits)
-            verdict = seconds(times[index]) if fits else "does not fit"
+            verdict = format_seconds(times[index]) if fits else "does not fit"
             rows.append(f"<tr><td>{dtype}</td><td>{format_bytes(per_sequence)}</td><td>{fit:,}</td>"
                         f"<td>{verdict}</td></tr>")
         return ("<table><tr><th>KV dtype</th><th>cache per sequence</th><th>max batch</th>"

@@ -10,7 +10,8 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import numpy as np
 
-from hwlib.data import chip as find_chip, chips as all_chips
+from hwlib.data import chip as find_chip
+from hwlib.data import chips as all_chips
 from hwlib.data.records import Chip
 from hwlib.roofline import (
     attainable_flops_per_s,
@@ -21,11 +22,25 @@ from hwlib.roofline import (
     ridge_point,
     roofline_time_s,
 )
-from hwlib.units import TERA, dtype_bytes, format_bytes, format_flops, format_flops_per_s
-from hwlib.viz.explorers.base import Explorer, chip_dropdown, choose, default_record, options_in, records_of, seconds
+from hwlib.units import (
+    TERA,
+    dtype_bytes,
+    format_bytes,
+    format_flops,
+    format_flops_per_s,
+    format_seconds,
+)
+from hwlib.viz.explorers.base import (
+    Explorer,
+    chip_dropdown,
+    choose,
+    default_record,
+    options_in,
+    records_of,
+)
 from hwlib.viz.style import PALETTE
 
-MATMUL_SIZES = tuple(2**p for p in range(0, 17))
+MATMUL_SIZES = tuple(2**p for p in range(17))
 """Sizes m, k, n the roofline explorer offers (powers of two, 1 to 65536)."""
 _INTENSITY = np.geomspace(0.01, 1e5, 200)
 
@@ -38,7 +53,7 @@ class RooflineExplorer(Explorer):
     Explained in the chapter "Rooflines and ridge points".
     """
 
-    margins = {"left": 0.14, "right": 0.97, "bottom": 0.15, "top": 0.9}
+    margins = (0.14, 0.15, 0.97, 0.9)
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, m: int = 1024,
                  k: int = 1024, n: int = 1024, dtype: str = "bf16") -> None:
@@ -76,8 +91,8 @@ class RooflineExplorer(Explorer):
 
     def sync(self, owner: object) -> None:
         """A new chip offers its own dtypes; keep the chosen one where it has it."""
-        if owner is self.chip:
-            available = list(self.chip.value.peak_flops_per_s)
+        available = list(self.chip.value.peak_flops_per_s)
+        if list(self.dtype.options) != available:
             keep = self.dtype.value if self.dtype.value in available else available[0]
             self.dtype.options = available
             self.dtype.value = keep
@@ -104,4 +119,4 @@ class RooflineExplorer(Explorer):
         return (f"<b>{bound}</b><br>intensity {intensity:.4g} FLOP/B (ridge {ridge_point(record, dtype):.4g})<br>"
                 f"{format_flops(flops)}, {format_bytes(n_bytes)} moved<br>"
                 f"attainable {format_flops_per_s(attained)}<br>"
-                f"time at least {seconds(roofline_time_s(flops, n_bytes, record, dtype))}")
+                f"time at least {format_seconds(roofline_time_s(flops, n_bytes, record, dtype))}")

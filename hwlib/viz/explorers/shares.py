@@ -15,13 +15,14 @@ from hwlib._checks import non_negative, positive
 from hwlib.data import doc002
 from hwlib.data.records import FABRIC_KINDS, Chip
 from hwlib.training_step import regime_fabric, training_step, transformer_params
-from hwlib.viz.explorers.base import options_in, seconds
+from hwlib.units import format_seconds
+from hwlib.viz.explorers.base import options_in
 from hwlib.viz.explorers.commute import STYLE, CommuteExplorer
 from hwlib.viz.style import PALETTE
 
-MICRO_BATCHES = tuple(2**p for p in range(0, 8))
+MICRO_BATCHES = tuple(2**p for p in range(8))
 """Micro-batches per step the regime explorer offers (1 to 128)."""
-DP_CHIPS = tuple(2**p for p in range(0, 11))
+DP_CHIPS = tuple(2**p for p in range(11))
 """Data-parallel chip counts the regime explorer offers (1 to 1024)."""
 FABRIC_LABELS = {"scale-up": "NVLink (scale-up)", "scale-out": "IB (scale-out)"}
 """How the regime explorer's fabric dropdown names each fabric kind (``regime_fabric`` picks the fabric)."""
@@ -32,7 +33,7 @@ class _StackedShares(CommuteExplorer):
     """Two horizontal stacked bars, the step's time parts and its energy parts, as shares of each total."""
 
     figsize = (5.6, 3.0)
-    margins = {"left": 0.16, "right": 0.97, "bottom": 0.4, "top": 0.9}
+    margins = (0.16, 0.4, 0.97, 0.9)
     time_parts: tuple[tuple[str, str], ...] = ()
     energy_parts: tuple[tuple[str, str], ...] = ()
 
@@ -139,6 +140,6 @@ class RegimeExplorer(_StackedShares):
         self.place(time_parts, energy_parts)
         over = "" if self.n_chips.value == 1 else \
             f" over {regime_fabric(self.chip.value, self.fabric.value).label}"
-        return (f"<b>{seconds(step.time_per_token_s)} and {step.energy_per_token_j * 1e3:.3g} mJ per token</b><br>"
+        return (f"<b>{format_seconds(step.time_per_token_s)} and {step.energy_per_token_j * 1e3:.3g} mJ per token</b><br>"
                 f"{step.tokens:,.0f} tokens per step per chip{over}<br>slowdown vs peak {step.slowdown:.3g}x<br>"
                 f"step intensity {step.intensity:.3g} FLOP/B")

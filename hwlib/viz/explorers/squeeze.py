@@ -10,18 +10,28 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import numpy as np
 
-from hwlib.data import cluster as find_cluster, clusters as all_clusters, doc002, fabrics
+from hwlib.data import cluster as find_cluster
+from hwlib.data import clusters as all_clusters
+from hwlib.data import doc002, fabrics
 from hwlib.data.records import Cluster
 from hwlib.data_parallel import cluster_squeeze, time_to_target
 from hwlib.training_step import transformer_params
-from hwlib.viz.explorers.base import Explorer, choose, default_record, options_in, record_dropdown, records_of, seconds
+from hwlib.units import format_seconds
+from hwlib.viz.explorers.base import (
+    Explorer,
+    choose,
+    default_record,
+    options_in,
+    record_dropdown,
+    records_of,
+)
 from hwlib.viz.style import PALETTE
 
 DOC002_PARAMS = transformer_params(doc002.D_MODEL, doc002.N_LAYERS)
 """Document 002's Table 6 model, 12 d^2 L parameters (no embeddings)."""
 SQUEEZE_PARAMS = (1.3e9, 2.7e9, DOC002_PARAMS, 13e9, 30e9, 70e9, 175e9, 405e9)
 """Model sizes (parameters) the squeeze explorer offers: round sizes around document 002's model."""
-SQUEEZE_CHIPS = tuple(2**p for p in range(0, 14))
+SQUEEZE_CHIPS = tuple(2**p for p in range(14))
 """Chip counts N the squeeze explorer offers (1 to 8192)."""
 SQUEEZE_CRITICAL = (1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7)
 """Critical batch sizes (tokens) the squeeze explorer offers (0.1 M to 50 M)."""
@@ -41,7 +51,7 @@ class BatchSqueezeExplorer(Explorer):
     """
 
     figsize = (5.0, 3.4)
-    margins = {"left": 0.15, "right": 0.96, "bottom": 0.15, "top": 0.9}
+    margins = (0.15, 0.15, 0.96, 0.9)
 
     def __init__(self, clusters: Sequence[Cluster] | None = None, cluster: Cluster | None = None,
                  n_params: float = DOC002_PARAMS, n_chips: int = doc002.TABLE6_CHIP_COUNTS[1],
@@ -104,8 +114,8 @@ class BatchSqueezeExplorer(Explorer):
         self._critical.set_xdata([critical, critical])
         ignored = ("" if record.network is not None or self.network.value == _OWN_NETWORK
                    else " (this system has no network to replace)")
-        return (f"<b>{record.name}</b>{ignored}<br>all-reduce {seconds(squeeze.allreduce_time_s)} + optimizer "
-                f"{seconds(squeeze.optimizer_time_s)} per step<br>T_fixed = <b>{squeeze.fixed_cost_tokens:,.0f}</b> "
+        return (f"<b>{record.name}</b>{ignored}<br>all-reduce {format_seconds(squeeze.allreduce_time_s)} + optimizer "
+                f"{format_seconds(squeeze.optimizer_time_s)} per step<br>T_fixed = <b>{squeeze.fixed_cost_tokens:,.0f}</b> "
                 f"tokens per chip<br>B_opt = <b>{squeeze.optimal_batch_tokens / 1e6:,.3g} M</b> tokens "
-                f"({squeeze.tokens_per_chip:,.0f} per chip)<br>step at B_opt {seconds(squeeze.optimal_step_time_s)}; "
+                f"({squeeze.tokens_per_chip:,.0f} per chip)<br>step at B_opt {format_seconds(squeeze.optimal_step_time_s)}; "
                 f"time to target {squeeze.optimal_time_ratio:.3g} x ideal")

@@ -1,0 +1,271 @@
+"""The explorers (hwlib.viz.explorers): built on one base, they follow every control quickly,
+reject bad arguments clearly, report hwlib's own numbers, and run on every chip their model covers."""
+
+from __future__ import annotations
+
+import ast
+import pathlib
+
+import ipywidgets as widgets
+import numpy as np
+import pytest
+
+import hwlib as hw
+from hwlib.data import doc002
+from hwlib.viz.explorers import Explorer
+
+A100 = hw.chip("A100-80GB", source="doc002")
+H100 = hw.chip("H100-SXM", source="doc002")
+V6E = hw.chip("TPU v6e")
+DOC000 = hw.chips("doc000")
+
+CLASSES = (hw.RooflineExplorer, hw.MemoryBudgetExplorer, hw.KVCacheExplorer, hw.ByteEnergyExplorer,
+           hw.StepIntensityExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer, hw.BatchSqueezeExplorer)
+ENERGY_CLASSES = (hw.ByteEnergyExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer)
+TIME_CLASSES = (hw.RooflineExplorer, hw.StepIntensityExplorer)
+BUILD = {hw.RegimeExplorer: {"n_chips": 64}}
+"""Arguments that put an explorer where every control matters (the fabric needs more than one chip)."""
+PICTURE_UNCHANGED = {(hw.BatchSqueezeExplorer, "model size")}
+"""Controls that move only the summary: the squeeze's curve does not depend on the model size."""
+
+def explorer_of(cls: type) -> Explorer:
+    return cls(**BUILD.get(cls, {}))
+
+
+def other_value(control: widgets.ValueWidget) -> object:
+    """A value of ``control`` other than its current one (an end of its range)."""
+    if isinstance(control, widgets.FloatSlider):
+        return control.max if control.value != control.max else control.min
+    values = [option[1] if isinstance(option, tuple) else option for option in control.options]
+    return values[-1] if control.value is not values[-1] and control.value != values[-1] else values[0]
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_builds_with_defaults(cls):
+    explorer = cls()
+    assert isinstance(explorer, Explorer)
+    assert explorer.image.value[:4] == b"\x89PNG"
+    assert explorer.summary.value
+    assert explorer.controls and all(control in vars(explorer).values() for control in explorer.controls)
+    bundle = explorer._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_every_control_updates_the_summary_and_the_picture(cls):
+    for index in range(len(explorer_of(cls).controls)):
+        explorer = explorer_of(cls)  # each control moved from the defaults
+        control = explorer.controls[index]
+        summary, picture = explorer.summary.value, explorer.image.value
+        control.value = other_value(control)
+        assert explorer.summary.value != summary, f"{control.description} left the summary as it was"
+        if (cls, control.description) in PICTURE_UNCHANGED:
+            assert explorer.image.value == picture
+        else:
+            assert explorer.image.value != picture, f"{control.description} left the picture as it was"
+        assert explorer.image.value[:4] == b"\x89PNG"
+        assert " us " not in explorer.summary.value and " us<" not in explorer.summary.value
+
+
+def test_background_is_redrawn_only_when_its_key_changes():
+    explorer = hw.RooflineExplorer(chip=hw.chip("TPU v5e"))
+    calls = []
+    original = explorer.draw_background
+    explorer.draw_background = lambda: (calls.append(1), original())
+    first = explorer.image.value
+    explorer.m.value = 1
+    explorer.m.value = 1024
+    assert calls == [] and explorer.image.value == first  # restored background, marker back in place
+    explorer.chip.value = V6E
+    assert len(calls) == 1
+    explorer.dtype.value = "int8"
+    assert len(calls) == 2
+
+
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: hw.RooflineExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.RooflineExplorer(chips=["v5e"]), TypeError, "chips must be a non-empty sequence"),
+        (lambda: hw.RooflineExplorer(chips=DOC000, chip=hw.chip("H100-SXM")), ValueError,
+         "not among the explorer's chips"),
+        (lambda: hw.RooflineExplorer(m=1000), ValueError, "m must be a power of two"),
+        (lambda: hw.RooflineExplorer(chip=DOC000[0], dtype="fp8"), ValueError, "dtype must be one of"),
+        (lambda: hw.MemoryBudgetExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.MemoryBudgetExplorer(model="Llama 3 8B"), TypeError, "model must be a ModelShape record"),
+        (lambda: hw.MemoryBudgetExplorer(recipe="zero_mixed_adam"), TypeError,
+         "recipe must be a TrainingRecipe record"),
+        (lambda: hw.MemoryBudgetExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
+        (lambda: hw.MemoryBudgetExplorer(model=hw.model("document 000, 7B")), ValueError, "d_model"),
+        (lambda: hw.MemoryBudgetExplorer(chips=[hw.chip("TPU v4")], chip=hw.chip("TPU v4")), KeyError,
+         "no deployment sizes"),
+        (lambda: hw.MemoryBudgetExplorer(usable_fraction=0.2), ValueError, "usable_fraction must be"),
+        (lambda: hw.KVCacheExplorer(chip="H100-SXM"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.KVCacheExplorer(models=["llama-3-8b"]), TypeError, "models must be a non-empty sequence"),
+        (lambda: hw.KVCacheExplorer(batch=3), ValueError, "batch must be a power of two"),
+        (lambda: hw.KVCacheExplorer(weight_dtype="fp16"), ValueError, "weight_dtype must be one of"),
+        (lambda: hw.KVCacheExplorer(chips=["v5e"]), TypeError, "chips must be a non-empty sequence"),
+        (lambda: hw.KVCacheExplorer(usable_fraction=0), ValueError, "usable_fraction must be > 0"),
+        (lambda: hw.StepIntensityExplorer(chip="A100-80GB"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.StepIntensityExplorer(chips=[A100], chip=H100), ValueError, "not among the explorer's chips"),
+        (lambda: hw.StepIntensityExplorer(d=1000), ValueError, "d must be one of"),
+        (lambda: hw.EnergyShareExplorer(T=3), ValueError, "T must be one of"),
+        (lambda: hw.ByteEnergyExplorer(b_w=-1), ValueError, "b_w must be a number"),
+        (lambda: hw.ByteEnergyExplorer(a="x"), ValueError, "a must be a number"),
+        (lambda: hw.RegimeExplorer(chips=["A100"]), TypeError, "chips must be a non-empty sequence"),
+        (lambda: hw.RegimeExplorer(n_layers=0), ValueError, "n_layers must be > 0"),
+        (lambda: hw.RegimeExplorer(fabric="ib"), ValueError, "fabric must be one of"),
+        (lambda: hw.RegimeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
+        (lambda: hw.BatchSqueezeExplorer(cluster="hgx-a100-hdr"), TypeError, "cluster must be a Cluster record"),
+        (lambda: hw.BatchSqueezeExplorer(clusters=["hgx-a100-hdr"]), TypeError, "clusters must be a non-empty"),
+        (lambda: hw.BatchSqueezeExplorer(clusters=hw.clusters()[:2], cluster=hw.cluster("hgx-h100-ndr")),
+         ValueError, "not among the explorer's clusters"),
+        (lambda: hw.BatchSqueezeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
+        (lambda: hw.BatchSqueezeExplorer(n_params=7e9), ValueError, "n_params must be one of"),
+    ],
+)
+def test_bad_arguments_raise_clear_errors(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
+
+
+@pytest.mark.parametrize("cls", ENERGY_CLASSES, ids=lambda c: c.__name__)
+def test_energy_explorers_offer_only_chips_with_energy_parameters(cls):
+    explorer = cls()
+    offered = [record for _, record in explorer.chip.options]
+    assert offered == [c for c in hw.chips() if all(getattr(c, f) is not None for f in
+                                                     hw.data.records.ENERGY_FIELDS)]
+    assert explorer.chip.value is A100
+    with pytest.raises(ValueError, match="has no hbm_energy, flop_energy, static_power"):
+        cls(chip=hw.chip("H100-SXM"))
+    with pytest.raises(ValueError, match="has no hbm_energy, flop_energy, static_power"):
+        cls(chips=[A100, V6E])
+
+
+@pytest.mark.parametrize("cls", TIME_CLASSES, ids=lambda c: c.__name__)
+def test_time_explorers_work_on_every_chip(cls):
+    explorer = cls(chip=V6E)
+    assert V6E.label in explorer.figure.axes[0].get_title()
+    assert len(explorer.chip.options) == len(hw.chips())
+    for record in hw.chips():
+        explorer.chip.value = record
+        assert explorer.image.value[:4] == b"\x89PNG" and record.label in explorer.figure.axes[0].get_title()
+
+
+def test_roofline_explorer_follows_the_roofline():
+    explorer = hw.RooflineExplorer(chips=DOC000, chip=DOC000[0])
+    assert "compute-bound" in explorer.summary.value
+    explorer.n.value = 1
+    assert "memory-bound" in explorer.summary.value
+    explorer.n.value = 1024
+    explorer.chip.value = hw.chip("v6e", source="doc000")
+    assert "memory-bound" in explorer.summary.value and "573.8" in explorer.summary.value
+    assert explorer.dtype.value == "bf16"
+    vendor = hw.RooflineExplorer(chip=V6E, dtype="int8")
+    assert list(vendor.dtype.options) == list(V6E.peak_flops_per_s)
+    assert f"ridge {hw.ridge_point(V6E, 'int8'):.4g}" in vendor.summary.value
+    vendor.chip.value = hw.chip("H100-SXM")
+    assert vendor.dtype.value == "int8" and "fp32" in vendor.dtype.options
+    vendor.chip.value = hw.chip("TPU7x")
+    assert vendor.dtype.value == "bf16"  # TPU7x has no int8 peak: the first dtype it has
+    time_text = hw.format_seconds(hw.roofline_time_s(hw.matmul_flops(1024, 1024, 1024),
+                                           hw.matmul_bytes(1024, 1024, 1024), hw.chip("TPU7x")))
+    assert time_text in vendor.summary.value
+    assert "time at least 10.9 µs" in hw.RooflineExplorer(chip=hw.chip("TPU v5e")).summary.value
+
+
+def test_step_explorer_reports_t_min_and_draws_the_energy_balance_only_where_known():
+    explorer = hw.StepIntensityExplorer(chip=A100, T=64)
+    assert f"T_min = {hw.t_min(doc002.D_MODEL, A100):,.0f}" in explorer.summary.value
+    assert "energy" in explorer.figure.axes[0].get_title()
+    explorer.d.value = 384
+    assert "no T reaches it" in explorer.summary.value
+    tpu = hw.StepIntensityExplorer(chip=V6E)
+    assert f"T_min = {hw.t_min(doc002.D_MODEL, V6E):,.0f}" in tpu.summary.value
+    assert "energy" not in tpu.figure.axes[0].get_title()
+    tpu.chip.value = hw.chip("TPU v5e", source="doc000")  # no on-chip memory sourced: no re-blocking term
+    assert f"d_min = {hw.d_min(tpu.chip.value):,.0f}" in tpu.summary.value
+
+
+def test_memory_explorer_reports_the_budget():
+    explorer = hw.MemoryBudgetExplorer(chips=DOC000, chip=DOC000[0], model=hw.model("Llama 3 8B"),
+                                       recipe=hw.recipe("fp32_adam"), seq_len=512)
+    parts = explorer.parts_bytes()
+    assert parts["optimizer"] == 8 * hw.model("llama-3-8b").params
+    assert "v5litepod-16" in explorer.summary.value
+    explorer.recompute.value = "full"
+    assert explorer.parts_bytes()["activations"] == 32 * 2 * 512 * 4096
+    assert hw.format_bytes(sum(explorer.parts_bytes().values())) in explorer.summary.value
+    default = hw.MemoryBudgetExplorer()
+    assert default.chip.value is hw.chip("TPU v5e") and default.usable.value == hw.doc000.USABLE_FRACTION
+
+
+def test_kv_explorer_reports_the_cache_and_the_decode_bound():
+    h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 8B")
+    explorer = hw.KVCacheExplorer(chip=h100, model=llama, context=8192, batch=16)
+    assert "1 GiB" in explorer.summary.value
+    weights = hw.model_weight_bytes(llama)
+    bound = hw.decode_step_time_s(weights, hw.model_kv_cache_bytes(llama, 8192), 16, h100)
+    assert hw.format_seconds(bound) in explorer.summary.value
+    fit = hw.tokens_that_fit(h100, weights, hw.model_kv_cache_bytes(llama, 1)) // 8192
+    assert f"<td>bf16</td><td>1 GiB</td><td>{int(fit):,}</td>" in explorer.summary.value
+    explorer.batch.value = 1024
+    assert explorer.summary.value.count("does not fit") == 4
+
+
+def test_regime_explorer_reproduces_table_5():
+    explorer = hw.RegimeExplorer(chip=A100)
+    steps = hw.regime_steps(A100)
+    for row, scenario in enumerate(doc002.SCENARIOS):
+        with explorer.holding():
+            explorer.T.value = scenario.tokens
+            explorer.micro_batches.value = scenario.micro_batches
+            explorer.n_chips.value = scenario.n_chips
+            explorer.fabric.value = scenario.fabric or "scale-out"
+        explorer.update()
+        step = explorer.training_step()
+        assert step.time_per_token_s == pytest.approx(steps.time_per_token_s[row])
+        assert step.energy_per_token_j == pytest.approx(steps.energy_per_token_j[row])
+        assert hw.format_seconds(step.time_per_token_s) in explorer.summary.value
+    with explorer.holding():
+        explorer.micro_batches.value = 8
+    explorer.update()
+    assert "213 µs" in explorer.summary.value and "55.1 mJ" in explorer.summary.value
+    assert "IB HDR" in explorer.summary.value
+
+
+def test_squeeze_explorer_reports_the_optimal_batch():
+    explorer = hw.BatchSqueezeExplorer()
+    system = hw.cluster("hgx-a100-hdr")
+    assert explorer.system.value is system
+    squeeze = hw.cluster_squeeze(system, explorer.n_params.value, 64, doc002.CRITICAL_BATCH.value)
+    assert f"{squeeze.optimal_batch_tokens / 1e6:,.3g} M" in explorer.summary.value
+    assert f"{squeeze.fixed_cost_tokens:,.0f}" in explorer.summary.value
+    explorer.network.value = hw.fabric("ib-ndr")
+    assert explorer.current_cluster().network is hw.fabric("ib-ndr")
+    explorer.system.value = hw.cluster("tpu-v5p")
+    explorer.n_chips.value = 8192
+    assert "exceed" in explorer.summary.value and explorer.image.value[:4] == b"\x89PNG"
+    explorer.n_chips.value = 64
+    assert "no network to replace" in explorer.summary.value
+
+
+def test_explorers_import_only_what_viz_may():
+    allowed = ("__future__", "collections", "contextlib", "io", "ipywidgets", "matplotlib", "numpy", "PIL",
+               "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.inference",
+               "hwlib.energy", "hwlib.layer_model", "hwlib.training_step", "hwlib.data_parallel",
+               "hwlib.collectives", "hwlib.viz.style", "hwlib.viz.explorers")
+    package = pathlib.Path(hw.__file__).parent / "viz" / "explorers"
+    for path in sorted(package.glob("*.py")):
+        source = path.read_text()
+        assert len(source.splitlines()) < 400, path.name
+        for node in ast.walk(ast.parse(source)):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                assert any(name == a or name.startswith(a + ".") for a in allowed), f"{path.name} imports {name}"
+
+
+def test_shared_machinery_is_in_the_base_class():
+    assert np.all([cls.update is Explorer.update for cls in CLASSES])
+    assert np.all([cls._repr_mimebundle_ is Explorer._repr_mimebundle_ for cls in CLASSES])
