@@ -45,9 +45,14 @@ MATMUL_SIZE = 1024
 SLICE_CHIPS = 4
 """The v5e-4 and v6e-4 slices of its exercises."""
 
-PARAMS_7B, KV_TOKENS_7B = 7e9, 8192
-PARAMS_1P5B, KV_TOKENS_1P5B = 1.5e9, 4096
-"""``estimate_memory_gib(params_billions=..., kv_tokens=...)`` as the notebook calls it."""
+PARAMS_7B = 7e9
+"""``params_billions=7.0`` of the notebook's first budget."""
+KV_TOKENS_7B = 8192
+"""``kv_tokens=8192`` of the notebook's first budget."""
+PARAMS_1P5B = 1.5e9
+"""``params_billions=1.5`` of the notebook's second budget."""
+KV_TOKENS_1P5B = 4096
+"""``kv_tokens=4096`` of the notebook's second budget."""
 
 MIXED_BF16 = TrainingRecipe(
     key="doc000_mixed_bf16", label="document 000 'mixed bf16'", weights=2, gradients=4, master=4, optimizer=8,

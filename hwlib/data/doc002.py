@@ -74,23 +74,33 @@ TRAFFIC = MappingProxyType({
 """The document's traffic constants, each with its unit and meaning."""
 
 B_W = TRAFFIC["b_w"].value
+"""b_w: weight-side HBM bytes per parameter per weight visit (12)."""
 A = TRAFFIC["a"].value
+"""a: inter-kernel activation HBM bytes per token per layer per unit d (200)."""
 B_OPT = TRAFFIC["b_opt"].value
+"""b_opt: HBM bytes per parameter of one Adam update (30)."""
 B_AR = TRAFFIC["b_ar"].value
+"""b_ar: bytes per parameter per direction of a ring all-reduce of bf16 gradients (4)."""
 L2_FRACTION = TRAFFIC["l2_fraction"].value
+"""Share of the on-chip memory that holds a GEMM's blocks (0.5)."""
 BLOCK_ELEMENT_BYTES = 2.0
 """On-chip blocks hold bf16 elements (the document's ``Z = l2_frac * l2 / 2``)."""
 
 D_MODEL = 4096
+"""Hidden size d of Table 5's 7B-class model."""
 N_LAYERS = 32
+"""Layers L of Table 5's model."""
 SEQ_LEN = 2048
+"""Sequence length s of Table 5's model (tokens)."""
 VOCAB = 50000
-"""Table 5's 7B-class model: hidden size, layers, sequence length and the vocabulary of its
-"+ embeddings (rough)" parameter count (Table 6 counts no embeddings)."""
+"""Vocabulary of Table 5's "+ embeddings (rough)" parameter count (Table 6 counts no embeddings)."""
 
 TABLE3_WIDTHS = (512, 768, 1024, 2048, 4096, 8192, 12288)
+"""Hidden sizes of Table 3 (T_min)."""
 TABLE4_WIDTHS = (768, 1024, 2048, 4096, 12288)
+"""Hidden sizes of Table 4 (the element-wise tax)."""
 TABLE6_CHIP_COUNTS = (8, 64, 256, 1024)
+"""Chip counts N of Table 6 (the batch-size squeeze)."""
 FIGURE_WIDTHS = (768, 2048, 4096, 12288)
 """Panel (a)'s hidden sizes; panel (c) uses 4096."""
 FIGURE_MODELS = ((768, "GPT-2 small"), (1600, "GPT-2 XL"), (4096, "7B / 13B"), (12288, "GPT-3 175B"))

@@ -31,11 +31,12 @@ from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost, xla_stream_cost
 from hwlib.naming import SYMBOLS
 from hwlib.roofline import ridge_point
 from hwlib.training_step import regime_steps
-from hwlib.units import GB, GiB, TERA
+from hwlib.units import GB, GiB, MiB, TERA
 
 
 def chip_table(chips: Sequence[Chip], dtype: str = "bf16") -> pd.DataFrame:
-    """One row per chip: dense ``dtype`` peak, HBM as printed and as a program sees it, bandwidth, ridge point.
+    """One row per chip: dense ``dtype`` peak, HBM as printed and as a program sees it, bandwidth, ridge point,
+    and the on-chip memory the layer model's re-blocking term uses (NaN where none is sourced).
 
     Chapter "Rooflines and ridge points" and the hardware appendix.
     """
@@ -48,6 +49,7 @@ def chip_table(chips: Sequence[Chip], dtype: str = "bf16") -> pd.DataFrame:
             "HBM a program sees (GiB)": record.capacity_bytes / GiB,
             "HBM bandwidth (GB/s)": record.hbm_bytes_per_s / GB,
             "ridge point (FLOP/byte)": ridge_point(record, dtype),
+            "on-chip memory (MiB)": record.on_chip_bytes / MiB if record.on_chip_bytes else np.nan,
         }
         for record in require_chips(chips)
     ]
