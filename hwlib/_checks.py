@@ -14,7 +14,8 @@ import numpy as np
 Number = float | int | np.ndarray
 
 
-def _describe(value: object) -> str:
+def describe(value: object) -> str:
+    """``repr(value)``, cut to 60 characters for error messages."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
 
@@ -35,30 +36,30 @@ def as_real_array(
     infinity only with ``allow_inf``.
     """
     if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, (str, bytes)):
-        raise TypeError(f"{name} must be a real number or an array of them, got {_describe(value)}")
+        raise TypeError(f"{name} must be a real number or an array of them, got {describe(value)}")
     try:
         array = np.asarray(value)
     except Exception as error:  # ragged lists and other non-array input
-        raise TypeError(f"{name} must be a real number or an array of them, got {_describe(value)}") from error
+        raise TypeError(f"{name} must be a real number or an array of them, got {describe(value)}") from error
     if array.dtype.kind not in "iuf":
         raise TypeError(
-            f"{name} must be a real number or an array of them, got {_describe(value)} (dtype {array.dtype})"
+            f"{name} must be a real number or an array of them, got {describe(value)} (dtype {array.dtype})"
         )
     array = array.astype(np.float64, copy=False)
     if np.isnan(array).any():
-        raise ValueError(f"{name} must not be NaN, got {_describe(value)}")
+        raise ValueError(f"{name} must not be NaN, got {describe(value)}")
     if not allow_inf and np.isinf(array).any():
-        raise ValueError(f"{name} must be finite, got {_describe(value)}")
+        raise ValueError(f"{name} must be finite, got {describe(value)}")
     if minimum is not None:
         bad = array <= minimum if strictly_above else array < minimum
         if bad.any():
             relation = ">" if strictly_above else ">="
             raise ValueError(
-                f"{name} must be {relation} {minimum:g}, got {_describe(value)}"
+                f"{name} must be {relation} {minimum:g}, got {describe(value)}"
                 + (f" (first offending value {array[bad].flat[0]:g})" if array.ndim else "")
             )
     if integral and (np.isfinite(array) & (array != np.round(array))).any():
-        raise ValueError(f"{name} must be a whole number, got {_describe(value)}")
+        raise ValueError(f"{name} must be a whole number, got {describe(value)}")
     return array
 
 
@@ -76,7 +77,7 @@ def fraction(name: str, value: object) -> np.ndarray:
     """A fraction in (0, 1]."""
     array = positive(name, value)
     if (array > 1).any():
-        raise ValueError(f"{name} must be in (0, 1], got {_describe(value)}")
+        raise ValueError(f"{name} must be in (0, 1], got {describe(value)}")
     return array
 
 
@@ -111,7 +112,7 @@ def one_of(name: str, value: object, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed`` strings, else raise naming them."""
     allowed = tuple(allowed)
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {allowed}, got {_describe(value)}")
+        raise TypeError(f"{name} must be a string, one of {allowed}, got {describe(value)}")
     if value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     return value

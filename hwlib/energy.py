@@ -163,7 +163,7 @@ def flop_energy_from_power(chip: Chip, hbm_w: Number | None = None, dtype: str =
     budget = chip.tdp_w - chip.static_power_w - power
     if np.any(budget <= 0):
         raise ValueError(f"hbm_w must leave power for compute: TDP {chip.tdp_w:g} W - static "
-                         f"{chip.static_power_w:g} W - HBM {hbm_w!r} W is not positive")
+                         f"{chip.static_power_w:g} W - HBM {float(np.max(power)):g} W is not positive")
     return scalar_or_array(budget / chip.peak(dtype))
 
 

@@ -29,12 +29,19 @@ from __future__ import annotations
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negative, one_of, positive
-from hwlib.data import deployment, doc000, recipe as _recipe
+from hwlib.data import deployment, doc000, recipe as find_recipe
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require, require_chip
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
 
 RECOMPUTE = ("none", "selective", "full")
 """Activation recomputation strategies of Korthikanti et al. 2022, Sec. 4-5."""
+
+
+def _recipe(recipe: object) -> TrainingRecipe:
+    """The TrainingRecipe ``recipe`` names, or a TypeError naming the parameter."""
+    if not isinstance(recipe, (str, TrainingRecipe)):
+        raise TypeError(f"recipe must be a recipe key such as 'zero_mixed_adam' or a TrainingRecipe, got {recipe!r}")
+    return find_recipe(recipe)
 
 
 def _out(values: np.ndarray) -> Number:

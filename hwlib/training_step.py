@@ -16,10 +16,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwlib._checks import Number, broadcast, non_negative, positive, scalar_or_array
+from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array
 from hwlib.collectives import allreduce_time_s
 from hwlib.data import clusters, doc002, fabrics as find_fabrics
-from hwlib.data.records import ENERGY_FIELDS, Chip, Fabric, Scenario, require_chip
+from hwlib.data.records import ENERGY_FIELDS, FABRIC_KINDS, Chip, Fabric, Scenario, require_chip
 from hwlib.layer_model import PARAMS_PER_LAYER_PER_D2, layer_step
 
 EMBEDDING_MATRICES = 2
@@ -169,6 +169,7 @@ def regime_fabric(chip: Chip, kind: str) -> Fabric:
     its cluster (``hw.clusters()``). Chapter "A 7B model, regime by regime".
     """
     chip = require_chip(chip)
+    one_of("kind", kind, FABRIC_KINDS)
     if chip.source == "doc002":
         return find_fabrics(source="doc002", kind=kind, chip=chip)[0]
     for system in clusters():

@@ -1,3 +1,5 @@
+"""hwlib._checks: the validation every public function uses."""
+
 import numpy as np
 import pytest
 

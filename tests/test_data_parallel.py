@@ -1,5 +1,6 @@
+"""The batch-size squeeze (hwlib.data_parallel) and the hierarchical all-reduce: document 002's Table 6."""
+
 import math
-import time
 
 import matplotlib
 
@@ -11,10 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
+from hwlib.data import doc002
+from hwlib.training_step import regime_fabric
+from hwlib.viz.tables import SQUEEZE_COLUMNS
 
 A100 = hw.chip("A100-80GB", source="doc002")
 P = 12 * 4096**2 * 32  # document 002's Table 6: P = 12 d^2 L, no embeddings
 NS = np.array([8, 64, 256, 1024])
+KIND = {"nvlink": "scale-up", "ib": "scale-out"}  # 0.1's fabric names, 0.2's fabric kinds
 
 # Document 002, Table 6, as printed: T_fixed {:7.0f}, B_opt / 1e6 {:5.2f}, T_dev,opt {:7.0f}
 TABLE_6 = {
@@ -27,12 +32,12 @@ TABLE_6 = {
 def printed(squeeze):
     return ([f"{v:.0f}" for v in squeeze.fixed_cost_tokens],
             [f"{v / 1e6:.2f}" for v in squeeze.optimal_batch_tokens],
-            [f"{v:.0f}" for v in squeeze.tokens_per_device])
+            [f"{v:.0f}" for v in squeeze.tokens_per_chip])
 
 
 @pytest.mark.parametrize("fabric", ["nvlink", "ib"])
 def test_table_6_over_an_array_of_n(fabric):
-    squeeze = hw.batch_squeeze(A100, P, NS, hw.fabric_bytes_per_s(A100, fabric))
+    squeeze = hw.batch_squeeze(A100, P, NS, regime_fabric(A100, KIND[fabric]).bytes_per_s)
     fixed, best, per_device = printed(squeeze)
     assert (tuple(fixed), tuple(best), tuple(per_device)) == TABLE_6[fabric]
 
@@ -40,20 +45,28 @@ def test_table_6_over_an_array_of_n(fabric):
 @pytest.mark.parametrize("fabric", ["nvlink", "ib"])
 def test_table_6_point_by_point(fabric):
     for index, n in enumerate(NS):
-        squeeze = hw.batch_squeeze(A100, P, int(n), hw.fabric_bytes_per_s(A100, fabric))
+        squeeze = hw.batch_squeeze(A100, P, int(n), regime_fabric(A100, KIND[fabric]).bytes_per_s)
         assert isinstance(squeeze.fixed_cost_tokens, float)
         assert f"{squeeze.fixed_cost_tokens:.0f}" == TABLE_6[fabric][0][index]
         assert f"{squeeze.optimal_batch_tokens / 1e6:.2f}" == TABLE_6[fabric][1][index]
-        assert f"{squeeze.tokens_per_device:.0f}" == TABLE_6[fabric][2][index]
+        assert f"{squeeze.tokens_per_chip:.0f}" == TABLE_6[fabric][2][index]
 
 
 def test_table_6_from_the_clusters_with_the_parity_column():
     table = hw.squeeze_table([hw.cluster("doc002-nvlink"), hw.cluster("doc002-ib")], P, NS, parity_column=True)
-    assert [f"{v:.0f}" for v in table["T_fixed (tok-eq/device)"]] == list(TABLE_6["nvlink"][0] + TABLE_6["ib"][0])
-    assert [f"{v:.2f}" for v in table["B_opt (M tokens)"]] == list(TABLE_6["nvlink"][1] + TABLE_6["ib"][1])
-    assert [f"{v:.0f}" for v in table["T_dev,opt (tok/device)"]] == list(TABLE_6["nvlink"][2] + TABLE_6["ib"][2])
+    fixed, best, per_chip = (SQUEEZE_COLUMNS[k] for k in ("fixed_cost_tokens", "optimal_batch_tokens",
+                                                             "tokens_per_chip"))
+    assert list(table.columns) == [*SQUEEZE_COLUMNS.values(), "comm parity at (tokens/chip)"]
+    assert [f"{v:.0f}" for v in table[fixed]] == list(TABLE_6["nvlink"][0] + TABLE_6["ib"][0])
+    assert [f"{v:.2f}" for v in table[best]] == list(TABLE_6["nvlink"][1] + TABLE_6["ib"][1])
+    assert [f"{v:.0f}" for v in table[per_chip]] == list(TABLE_6["nvlink"][2] + TABLE_6["ib"][2])
     # the document's "comm parity at" column repeats T_fixed
-    assert (table["comm parity at (tok/device)"] == table["T_fixed (tok-eq/device)"]).all()
+    assert (table["comm parity at (tokens/chip)"] == table[fixed]).all()
+    # the default chip counts and critical batch are the document's
+    default = hw.squeeze_table([hw.cluster("doc002-nvlink")], P)
+    assert list(default.index.get_level_values("N")) == list(doc002.TABLE6_CHIP_COUNTS) == [8, 64, 256, 1024]
+    assert [f"{v:.2f}" for v in default[best]] == list(TABLE_6["nvlink"][1])
+    assert hw.batch_squeeze(A100, P, 8, 3e11).critical_batch_tokens == doc002.CRITICAL_BATCH.value == 1e6
     assert list(table.index.get_level_values("N")) == [8, 64, 256, 1024] * 2
 
 
@@ -64,7 +77,7 @@ def test_fixed_cost_by_hand():
     assert squeeze.fixed_time_s == pytest.approx(t_fixed, rel=1e-12)
     assert squeeze.fixed_cost_tokens == pytest.approx(t_fixed * 312e12 / (6 * P), rel=1e-12)
     assert squeeze.optimal_batch_tokens == pytest.approx(math.sqrt(1e6 * n * squeeze.fixed_cost_tokens))
-    assert squeeze.optimal_step_time_s == pytest.approx(t_fixed + squeeze.tokens_per_device * 6 * P / 312e12)
+    assert squeeze.optimal_step_time_s == pytest.approx(t_fixed + squeeze.tokens_per_chip * 6 * P / 312e12)
     assert squeeze.optimal_time_ratio == pytest.approx((1 + math.sqrt(n * squeeze.fixed_cost_tokens / 1e6)) ** 2)
 
 
@@ -142,7 +155,7 @@ def test_t_fixed_falls_with_fabric_bandwidth(params, n, slow, extra):
 def test_b_opt_grows_as_sqrt_n_t_fixed(params, n, rate, critical):
     squeeze = hw.batch_squeeze(A100, params, n, rate, critical)
     assert squeeze.optimal_batch_tokens ** 2 == pytest.approx(critical * n * squeeze.fixed_cost_tokens, rel=1e-9)
-    assert squeeze.optimal_batch_tokens == pytest.approx(squeeze.tokens_per_device * n)
+    assert squeeze.optimal_batch_tokens == pytest.approx(squeeze.tokens_per_chip * n)
     four = hw.batch_squeeze(A100, params, n, rate, 4 * critical)
     assert four.optimal_batch_tokens == pytest.approx(2 * squeeze.optimal_batch_tokens)
 
@@ -183,35 +196,13 @@ def test_plot_time_to_target():
     plt.close("all")
 
 
-def test_explorer_updates_fast_and_follows_its_controls():
-    explorer = hw.BatchSqueezeExplorer()
-    assert explorer.image.value[:4] == b"\x89PNG"
-    squeeze = hw.cluster_squeeze(hw.cluster("hgx-a100-hdr"), 6.7e9, 64)
-    assert f"{squeeze.fixed_cost_tokens:,.0f}" in explorer.summary.value
-    timings = []
-    for control, value in ((explorer.n_devices, 1024), (explorer.critical, 5e6), (explorer.params, 70e9),
-                           (explorer.network, hw.fabric("xdr")), (explorer.n_devices, 256)):
-        before = explorer.summary.value
-        start = time.perf_counter()
-        control.value = value
-        timings.append(time.perf_counter() - start)
-        assert explorer.summary.value != before
-    assert np.median(timings) < 0.1
-    expected = hw.cluster_squeeze(explorer.current_cluster(), 70e9, 256, 5e6)
-    assert explorer.current_cluster().network is hw.fabric("xdr")
-    assert f"{expected.optimal_batch_tokens / 1e6:,.3g} M" in explorer.summary.value
-    explorer.system.value = hw.cluster("tpu-v5p")
-    explorer.n_devices.value = 8192
-    assert "exceed one TPU v5p ICI domain" in explorer.summary.value
-
-
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
         (lambda: hw.batch_squeeze("A100", P, 8, 25e9), TypeError, "chip must be a Chip record"),
-        (lambda: hw.batch_squeeze(A100, -1, 8, 25e9), ValueError, "params must be > 0"),
-        (lambda: hw.batch_squeeze(A100, P, 1.5, 25e9), ValueError, "n_devices must be a whole number"),
-        (lambda: hw.batch_squeeze(A100, P, 0, 25e9), ValueError, "n_devices must be > 0"),
+        (lambda: hw.batch_squeeze(A100, -1, 8, 25e9), ValueError, "n_params must be > 0"),
+        (lambda: hw.batch_squeeze(A100, P, 1.5, 25e9), ValueError, "n_chips must be a whole number"),
+        (lambda: hw.batch_squeeze(A100, P, 0, 25e9), ValueError, "n_chips must be > 0"),
         (lambda: hw.batch_squeeze(A100, P, 8, float("nan")), ValueError, "fabric_bytes_per_s must not be NaN"),
         (lambda: hw.batch_squeeze(A100, P, 8, 25e9, 0), ValueError, "critical_batch_tokens must be > 0"),
         (lambda: hw.batch_squeeze(A100, P, 8, 25e9, b_opt=-1), ValueError, "b_opt must be >= 0"),
@@ -219,7 +210,7 @@ def test_explorer_updates_fast_and_follows_its_controls():
         (lambda: hw.batch_squeeze(A100, P, 64, 25e9, node_size=8), ValueError, "node_bytes_per_s is needed"),
         (lambda: hw.batch_squeeze(A100, P, 64, 25e9, node_bytes_per_s=3e11), ValueError, "used only with node_size"),
         (lambda: hw.batch_squeeze(A100, P, [8, 64], [1e9, 2e9, 3e9]), ValueError, "must broadcast together"),
-        (lambda: hw.batch_squeeze(A100, "7B", 8, 25e9), TypeError, "params must be a real number"),
+        (lambda: hw.batch_squeeze(A100, "7B", 8, 25e9), TypeError, "n_params must be a real number"),
         (lambda: hw.hierarchical_allreduce_time_s(P, 12, 3e11, 25e9, 8), ValueError, "whole number of nodes"),
         (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, None, 8), ValueError, "network_bytes_per_s is needed"),
         (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, 25e9, 0), ValueError, "node_size must be > 0"),
@@ -242,14 +233,8 @@ def test_explorer_updates_fast_and_follows_its_controls():
         (lambda: hw.squeeze_table([], P), TypeError, "clusters must be a non-empty sequence"),
         (lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, parity_column="yes"), TypeError,
          "parity_column must be True or False"),
-        (lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, [8, 0]), ValueError, "n_devices must be > 0"),
+        (lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, [8, 0]), ValueError, "n_chips must be > 0"),
         (lambda: hw.plot_time_to_target("hgx", P, min_tokens=1e11), TypeError, "cluster must be a Cluster record"),
-        (lambda: hw.BatchSqueezeExplorer(cluster="dgx"), KeyError, "not among the explorer's clusters"),
-        (lambda: hw.BatchSqueezeExplorer(n_devices=12), ValueError, "n_devices must be one of"),
-        (lambda: hw.BatchSqueezeExplorer(params=7e9), ValueError, "params must be one of"),
-        (lambda: hw.BatchSqueezeExplorer(critical_batch_tokens=3e6), ValueError,
-         "critical_batch_tokens must be one of"),
-        (lambda: hw.BatchSqueezeExplorer(clusters=["hgx"]), TypeError, "clusters must be a non-empty sequence"),
     ],
 )
 def test_bad_input_names_the_parameter(call, error, words):

@@ -1,3 +1,8 @@
+"""hwlib.measure: device information (device.py), JAX helpers (kernels.py), timing (timing.py), XLA's counts (xla.py).
+
+Ported from the 0.1 tests/test_measure.py (hwlib.measure was one module; it is a package now).
+"""
+
 import math
 
 import matplotlib
@@ -10,7 +15,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hwlib as hw
-from hwlib import measure
+from hwlib.measure import device, kernels, xla
+from hwlib.measure.device import DeviceInfo, cpu_peak_flops_per_s, parse_cpuinfo
+from hwlib.measure.timing import Measurement, stream_counts
 
 pytest.importorskip("jax")
 
@@ -33,8 +40,8 @@ CPU implementer\t: 0x41
 
 
 def _info(platform="cpu", cores=2, text=X86, memory=8 * hw.GiB):
-    return measure.DeviceInfo(platform=platform, device_kind="cpu", device_count=1, cpu_cores=cores,
-                              cpu=hw.parse_cpuinfo(text), memory_bytes=memory, catalogue_key=None)
+    return DeviceInfo(platform=platform, device_kind="cpu", device_count=1, cpu_cores=cores,
+                              cpu=parse_cpuinfo(text), memory_bytes=memory, catalogue_key=None)
 
 
 @pytest.fixture(scope="module")
@@ -47,38 +54,38 @@ def small():
 
 
 def test_parse_cpuinfo_reads_the_first_processor():
-    cpu = hw.parse_cpuinfo(X86)
+    cpu = parse_cpuinfo(X86)
     assert cpu.model == "Intel(R) Xeon(R) Gold 6430"
     assert cpu.clock_hz == 2100e6
     assert cpu.simd == "avx512f" and cpu.fp32_lanes == 16 and cpu.has_fma
-    avx2 = hw.parse_cpuinfo("model name: x\ncpu MHz: 3000\nflags: sse2 avx avx2 fma\n")
+    avx2 = parse_cpuinfo("model name: x\ncpu MHz: 3000\nflags: sse2 avx avx2 fma\n")
     assert avx2.simd == "avx2" and avx2.fp32_lanes == 8 and avx2.clock_hz == 3e9
 
 
 def test_parse_cpuinfo_says_unknown_rather_than_guessing():
-    arm = hw.parse_cpuinfo(ARM)
+    arm = parse_cpuinfo(ARM)
     assert arm.model is None and arm.clock_hz is None
     assert arm.simd == "asimd" and arm.fp32_lanes == 4 and arm.has_fma
-    empty = hw.parse_cpuinfo("")
+    empty = parse_cpuinfo("")
     assert empty.model is None and empty.clock_hz is None and empty.simd is None and empty.fp32_lanes is None
     assert not empty.has_fma
-    no_fma = hw.parse_cpuinfo("cpu MHz: 2000\nflags: sse2 avx\n")
+    no_fma = parse_cpuinfo("cpu MHz: 2000\nflags: sse2 avx\n")
     assert no_fma.fp32_lanes == 8 and not no_fma.has_fma
-    assert hw.parse_cpuinfo("cpu MHz: n/a\n").clock_hz is None
-    assert hw.parse_cpuinfo("cpu MHz: 0\n").clock_hz is None
+    assert parse_cpuinfo("cpu MHz: n/a\n").clock_hz is None
+    assert parse_cpuinfo("cpu MHz: 0\n").clock_hz is None
 
 
 def test_cpu_peak_is_cores_times_clock_times_lanes_times_two_times_units():
-    assert hw.cpu_peak_flops_per_s(2, 2.1e9, 16, 2) == 2 * 2.1e9 * 16 * 2 * 2 == 268.8e9
-    assert hw.cpu_peak_flops_per_s(1, 1e9, 4, 1) == 8e9
-    np.testing.assert_array_equal(hw.cpu_peak_flops_per_s(2, 2.1e9, 16, [1, 2]), [134.4e9, 268.8e9])
+    assert cpu_peak_flops_per_s(2, 2.1e9, 16, 2) == 2 * 2.1e9 * 16 * 2 * 2 == 268.8e9
+    assert cpu_peak_flops_per_s(1, 1e9, 4, 1) == 8e9
+    np.testing.assert_array_equal(cpu_peak_flops_per_s(2, 2.1e9, 16, [1, 2]), [134.4e9, 268.8e9])
 
 
 @given(st.integers(1, 512), st.floats(1e8, 6e9), st.sampled_from([4, 8, 16]), st.integers(1, 4))
 def test_cpu_peak_is_linear_in_cores_and_units(cores, clock, lanes, units):
-    one = hw.cpu_peak_flops_per_s(cores, clock, lanes, units)
-    assert math.isclose(hw.cpu_peak_flops_per_s(2 * cores, clock, lanes, units), 2 * one)
-    assert math.isclose(hw.cpu_peak_flops_per_s(cores, clock, lanes, units + 1), one * (units + 1) / units)
+    one = cpu_peak_flops_per_s(cores, clock, lanes, units)
+    assert math.isclose(cpu_peak_flops_per_s(2 * cores, clock, lanes, units), 2 * one)
+    assert math.isclose(cpu_peak_flops_per_s(cores, clock, lanes, units + 1), one * (units + 1) / units)
 
 
 def test_estimated_cpu_peak_only_when_it_can_be_computed():
@@ -94,12 +101,12 @@ def test_theoretical_peaks_are_known_or_absent():
                                              "estimated fp32 peak, 2 FMA units per core": 268.8e9}
     assert hw.theoretical_peaks(_info(), "bf16") == {}
     assert hw.theoretical_peaks(_info(text=ARM)) == {}
-    h200 = measure.DeviceInfo(platform="gpu", device_kind="NVIDIA H200", device_count=1, cpu_cores=16,
-                              cpu=hw.parse_cpuinfo(""), memory_bytes=None, catalogue_key="h200")
+    h200 = DeviceInfo(platform="gpu", device_kind="NVIDIA H200", device_count=1, cpu_cores=16,
+                              cpu=parse_cpuinfo(""), memory_bytes=None, catalogue_key="h200")
     assert hw.theoretical_peaks(h200, "bf16") == {"H200 bf16 peak (vendor)": hw.chip("H200").peak("bf16")}
     assert hw.theoretical_peaks(h200, "fp32") == {"H200 fp32 peak (vendor)": hw.chip("H200").peak("fp32")}
-    unknown = measure.DeviceInfo(platform="tpu", device_kind="TPU v99", device_count=1, cpu_cores=1,
-                                 cpu=hw.parse_cpuinfo(""), memory_bytes=None, catalogue_key=None)
+    unknown = DeviceInfo(platform="tpu", device_kind="TPU v99", device_count=1, cpu_cores=1,
+                                 cpu=parse_cpuinfo(""), memory_bytes=None, catalogue_key=None)
     assert hw.theoretical_peaks(unknown) == {}
 
 
@@ -118,7 +125,7 @@ def test_device_info_describes_the_default_device():
 def test_measurement_plans():
     cpu = hw.measurement_plan("cpu")
     assert cpu.platform == "cpu" and list(cpu.matmul_sizes) == sorted(cpu.matmul_sizes)
-    assert cpu.stream_bytes >= 64 * hw.MiB or cpu.stream_bytes >= measure._physical_memory() / 16 - 64
+    assert cpu.stream_bytes >= 64 * hw.MiB or cpu.stream_bytes >= device._physical_memory() / 16 - 64
     assert cpu.stream_bytes % 64 == 0 and cpu.repeats >= 5
     gpu = hw.measurement_plan("gpu")
     assert gpu.stream_bytes == hw.GiB and gpu.matmul_sizes[-1] == 8192
@@ -147,8 +154,8 @@ def test_stream_measurement_counts_one_read_and_one_write(small):
     assert stream.kernel == "stream" and stream.shape == (elements,)
     assert stream.flops == 2 * elements and stream.n_bytes == 2 * hw.MiB
     assert stream.intensity == 0.25 and stream.bytes_per_s > 0 and math.isfinite(stream.bytes_per_s)
-    assert hw.stream_counts(10, "bf16") == (20.0, 40.0)
-    flops, moved = hw.stream_counts(np.array([1, 2]))
+    assert stream_counts(10, "bf16") == (20.0, 40.0)
+    flops, moved = stream_counts(np.array([1, 2]))
     np.testing.assert_array_equal(moved, [8.0, 16.0])
 
 
@@ -160,7 +167,7 @@ def test_xla_counts_the_matmul_as_hwlib_does():
     bf16 = hw.xla_matmul_cost(64, 32, 16, "bf16")
     assert bf16.flops >= hw.matmul_flops(64, 32, 16)
     assert bf16.bytes_accessed >= hw.matmul_bytes(64, 32, 16, 2)
-    stream = hw.xla_stream_cost(1000)
+    stream = xla.xla_stream_cost(1000)
     assert stream.flops == 2000 and stream.bytes_accessed >= 8000
 
 
@@ -172,10 +179,10 @@ def test_cost_handles_a_dict_a_list_and_nothing():
         def cost_analysis(self):
             return self.cost
 
-    assert measure._cost(Fake({"flops": 3.0, "bytes accessed": 8.0})) == hw.XlaCost(3.0, 8.0)
-    assert measure._cost(Fake([{"flops": 3.0, "bytes accessed": 8.0}, {"flops": 1.0}])) == hw.XlaCost(4.0, 8.0)
+    assert kernels.compiled_cost(Fake({"flops": 3.0, "bytes accessed": 8.0})) == kernels.XlaCost(3.0, 8.0)
+    assert kernels.compiled_cost(Fake([{"flops": 3.0, "bytes accessed": 8.0}, {"flops": 1.0}])) == kernels.XlaCost(4.0, 8.0)
     with pytest.raises(RuntimeError, match="no cost analysis"):
-        measure._cost(Fake(None))
+        kernels.compiled_cost(Fake(None))
 
 
 def test_tables_have_one_row_per_kernel(small):
@@ -218,16 +225,9 @@ def test_plot_measured_roofline(small):
     plt.close("all")
 
 
-def test_explorer_accepts_the_measured_chip(small):
-    matmuls, _, stream = small
-    record = hw.measured_chip(matmuls, stream)
-    explorer = hw.RooflineExplorer(chips=[record], chip=record.label, dtype="fp32")
-    assert explorer.dtype.value == "fp32" and explorer.image.value[:4] == b"\x89PNG"
-
-
 @given(st.lists(st.floats(1e-6, 1.0), min_size=1, max_size=9))
 def test_median_lies_between_the_fastest_and_the_slowest(times):
-    record = hw.Measurement("matmul", "fp32", (2, 2, 2), 16.0, 48.0, tuple(times))
+    record = Measurement("matmul", "fp32", (2, 2, 2), 16.0, 48.0, tuple(times))
     assert min(times) <= record.median_s <= max(times)
     assert record.spread >= 1 and record.flops_per_s == 16.0 / record.median_s
 
@@ -235,12 +235,12 @@ def test_median_lies_between_the_fastest_and_the_slowest(times):
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
-        (lambda: hw.parse_cpuinfo(None), TypeError, "text must be the contents of /proc/cpuinfo"),
-        (lambda: hw.cpu_peak_flops_per_s(0, 1e9, 16, 2), ValueError, "cores must be > 0"),
-        (lambda: hw.cpu_peak_flops_per_s(2, float("nan"), 16, 2), ValueError, "clock_hz must not be NaN"),
-        (lambda: hw.cpu_peak_flops_per_s(2, 1e9, 16, 1.5), ValueError, "fma_units must be a whole number"),
-        (lambda: hw.cpu_peak_flops_per_s(2, 1e9, "16", 2), TypeError, "fp32_lanes must be a real number"),
-        (lambda: hw.cpu_peak_flops_per_s([1, 2], 1e9, 16, [1, 2, 3]), ValueError, "must broadcast together"),
+        (lambda: parse_cpuinfo(None), TypeError, "text must be the contents of /proc/cpuinfo"),
+        (lambda: cpu_peak_flops_per_s(0, 1e9, 16, 2), ValueError, "cores must be > 0"),
+        (lambda: cpu_peak_flops_per_s(2, float("nan"), 16, 2), ValueError, "clock_hz must not be NaN"),
+        (lambda: cpu_peak_flops_per_s(2, 1e9, 16, 1.5), ValueError, "fma_units must be a whole number"),
+        (lambda: cpu_peak_flops_per_s(2, 1e9, "16", 2), TypeError, "fp32_lanes must be a real number"),
+        (lambda: cpu_peak_flops_per_s([1, 2], 1e9, 16, [1, 2, 3]), ValueError, "must broadcast together"),
         (lambda: hw.estimated_cpu_peak("cpu"), TypeError, "info must be a DeviceInfo"),
         (lambda: hw.estimated_cpu_peak(_info(), fma_units=0), ValueError, "fma_units must be > 0"),
         (lambda: hw.measurement_plan("fpga"), ValueError, "platform must be one of"),
@@ -259,18 +259,18 @@ def test_median_lies_between_the_fastest_and_the_slowest(times):
         (lambda: hw.measure_matmuls([8, 0]), ValueError, "sizes must be > 0"),
         (lambda: hw.measure_matmuls([8], dtypes="fp32"), TypeError, "dtypes must be a non-empty sequence"),
         (lambda: hw.measure_matmuls([8], dtypes=["int8"]), ValueError, "dtypes must be one of"),
-        (lambda: hw.stream_counts(0), ValueError, "n_elements must be > 0"),
-        (lambda: hw.stream_counts(4, "fp16"), ValueError, "dtype must be one of"),
+        (lambda: stream_counts(0), ValueError, "n_elements must be > 0"),
+        (lambda: stream_counts(4, "fp16"), ValueError, "dtype must be one of"),
         (lambda: hw.measurements_table([]), TypeError, "measurements must be a non-empty sequence"),
         (lambda: hw.xla_counts_table([1]), TypeError, "measurements must be a non-empty sequence"),
         (lambda: hw.xla_matmul_cost(4, 4, -1), ValueError, "n must be > 0"),
         (lambda: hw.xla_matmul_cost(4, 4, 4, dtype="int4"), ValueError, "dtype must be one of"),
-        (lambda: hw.xla_stream_cost(1.5), ValueError, "n_elements must be a whole number"),
+        (lambda: xla.xla_stream_cost(1.5), ValueError, "n_elements must be a whole number"),
         (lambda: hw.measured_chip([], None), TypeError, "matmuls must be a non-empty sequence"),
-        (lambda: hw.Measurement("conv", "fp32", (1,), 1.0, 1.0, (1.0,)), ValueError, "kernel must be one of"),
-        (lambda: hw.Measurement("stream", "fp32", (1,), 1.0, 1.0, ()), ValueError, "times_s must be a non-empty"),
-        (lambda: hw.Measurement("stream", "fp32", (1,), 1.0, 1.0, (0.0,)), ValueError, "times_s must be > 0"),
-        (lambda: hw.Measurement("stream", "fp32", (1,), -1.0, 1.0, (1.0,)), ValueError, "flops must be > 0"),
+        (lambda: Measurement("conv", "fp32", (1,), 1.0, 1.0, (1.0,)), ValueError, "kernel must be one of"),
+        (lambda: Measurement("stream", "fp32", (1,), 1.0, 1.0, ()), ValueError, "times_s must be a non-empty"),
+        (lambda: Measurement("stream", "fp32", (1,), 1.0, 1.0, (0.0,)), ValueError, "times_s must be > 0"),
+        (lambda: Measurement("stream", "fp32", (1,), -1.0, 1.0, (1.0,)), ValueError, "flops must be > 0"),
         (lambda: hw.plot_measured_roofline("cpu", []), TypeError, "chip must be a Chip record"),
     ],
 )
@@ -289,3 +289,33 @@ def test_measured_chip_rejects_bad_parts(small):
         hw.measured_chip(matmuls, stream, info="cpu")
     with pytest.raises(TypeError, match="name must be a non-empty string"):
         hw.measured_chip(matmuls, stream, name="")
+
+
+def test_kernel_helpers():
+    _, jnp = kernels.load_jax()
+    assert kernels.MEASURE_DTYPES == ("fp32", "bf16")
+    assert kernels.jax_dtype("fp32") == jnp.float32 and kernels.jax_dtype("bf16") == jnp.bfloat16
+    assert kernels.whole_number("n", 4.0) == 4 and isinstance(kernels.whole_number("n", 4.0), int)
+    with pytest.raises(TypeError, match="n must be one whole number"):
+        kernels.whole_number("n", [1, 2])
+    with pytest.raises(ValueError, match="n must be > 0"):
+        kernels.whole_number("n", 0)
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        kernels.jax_dtype("fp8")
+
+
+# jax.Device.device_kind as JAX reports it on each accelerator, and the catalogue record it should find
+DEVICE_KINDS = {"TPU v4": "v4", "TPU v5 lite": "v5e", "TPU7x": "tpu7x", "NVIDIA H200": "h200", "NVIDIA B200": "b200",
+                "NVIDIA A100-SXM4-80GB": "a100-80gb", "NVIDIA A100-SXM4-40GB": "a100-40gb"}
+MISSED_DEVICE_KINDS = {"NVIDIA H100 80GB HBM3": "h100-sxm", "TPU v5": "v5p", "TPU v6 lite": "v6e"}
+
+
+@pytest.mark.parametrize(("kind", "key"), DEVICE_KINDS.items())
+def test_device_kinds_find_their_catalogue_record(kind, key):
+    # device_info's catalogue_key is hw.chip(device_kind).key (None on a KeyError)
+    assert hw.chip(kind).key == key
+
+
+@pytest.mark.parametrize(("kind", "key"), MISSED_DEVICE_KINDS.items())
+def test_device_kinds_hwlib_misses(kind, key):
+    assert hw.chip(kind).key == key

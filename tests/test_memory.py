@@ -1,3 +1,5 @@
+"""hwlib.memory and hwlib.inference: document 000's GiB budgets, recipes, activations, KV cache, chip counts."""
+
 import math
 
 import numpy as np
@@ -6,6 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import hwlib as hw
+from hwlib.data import doc000
+from hwlib.data.records import TRAINING_PARTS
 
 GiB = 2**30
 V5E_DOC = hw.chip("v5e", source="doc000")
@@ -35,6 +39,19 @@ def test_document_000_budgets_exactly():
         "kv_fp32_gib": 1.0, "kv_bf16_gib": 0.5, "kv_int8_gib": 0.25}
 
 
+def test_document_000_budgets_from_its_own_records_and_constants():
+    assert (doc000.PARAMS_7B, doc000.KV_TOKENS_7B, doc000.PARAMS_1P5B, doc000.KV_TOKENS_1P5B) == (7e9, 8192, 1.5e9, 4096)
+    assert doc000.USABLE_FRACTION == 0.8 and doc000.SLICE_CHIPS == 4
+    for key, params, tokens in (("doc000-7b", doc000.PARAMS_7B, doc000.KV_TOKENS_7B),
+                                ("doc000-1.5b", doc000.PARAMS_1P5B, doc000.KV_TOKENS_1P5B)):
+        model = hw.model(key)
+        assert model.params == params and model.attention == "not stated"
+        for dtype in ("fp32", "bf16", "int8"):
+            assert hw.model_kv_cache_bytes(model, tokens, dtype) == hw.kv_cache_bytes(tokens, 32, 8, 128, dtype)
+    assert round(hw.model_kv_cache_bytes(hw.model("doc000-7b"), 8192, "fp32") / GiB, 3) == 2.0
+    assert round(hw.training_state_bytes(doc000.PARAMS_7B, doc000.MIXED_BF16) / GiB, 3) == 117.347
+
+
 def test_document_000_kv_elements_are_powers_of_two():
     assert hw.kv_cache_bytes(8192, 32, 8, 128, "int8") == 2**29
     assert hw.kv_cache_bytes(4096, 32, 8, 128, "int8") == 2**28
@@ -50,9 +67,9 @@ def test_document_000_chip_counts_and_fits():
     state_1p5b = hw.training_state_bytes(1.5e9, "doc000_mixed_bf16")
     kv_bf16 = hw.kv_cache_bytes(4096, 32, 8, 128, "bf16")
     assert round((state_1p5b + kv_bf16) / GiB, 3) == 25.646
-    assert hw.usable_bytes(V5E_DOC, 0.8, chips=4) == pytest.approx(51.2 * GiB)
-    assert hw.usable_bytes(V6E_DOC, 0.8, chips=4) == pytest.approx(102.4 * GiB)
-    assert not state_7b <= hw.usable_bytes(V6E_DOC, 0.8, chips=4)
+    assert hw.usable_bytes(V5E_DOC, 0.8, n_chips=4) == pytest.approx(51.2 * GiB)
+    assert hw.usable_bytes(V6E_DOC, 0.8, n_chips=4) == pytest.approx(102.4 * GiB)
+    assert not state_7b <= hw.usable_bytes(V6E_DOC, 0.8, n_chips=4)
 
 
 def test_document_002_labels_16_bytes_as_mixed_adam():
@@ -66,27 +83,33 @@ def test_document_002_labels_16_bytes_as_mixed_adam():
 # --- recipes ---------------------------------------------------------------------------
 
 def test_recipe_totals_and_parts():
-    totals = {key: r.total for key, r in hw.TRAINING_RECIPES.items()}
+    # 0.1's hw.TRAINING_RECIPES dict is hw.recipes() (a tuple of records), recipe.total is recipe.bytes_per_param
+    totals = {r.key: r.bytes_per_param for r in hw.recipes()}
     assert totals["fp32_adam"] == 16 and totals["doc000_mixed_bf16"] == 18
     assert totals["zero_mixed_adam"] == 16 and totals["bf16_fp32_moments"] == 10
     assert totals["bf16_grads_fp32_moments"] == 12 and totals["sgd_momentum"] == 12
     assert totals["adam_8bit"] == 10 + 8 / 2048
     assert totals["adafactor"] == 8 + 8 / 4096
-    zero = hw.TRAINING_RECIPES["zero_mixed_adam"]
+    zero = hw.recipe("zero_mixed_adam")
     assert zero.breakdown() == {"weights": 2, "gradients": 2, "master": 4, "optimizer": 8}
-    for recipe in hw.TRAINING_RECIPES.values():
-        assert set(recipe.parts) == set(hw.PARTS) and recipe.source
-        assert sum(recipe.breakdown().values()) == recipe.total
-        assert f"{recipe.total:g} B/param" in str(recipe)
+    for recipe in hw.recipes():
+        assert set(recipe.parts) == set(TRAINING_PARTS) and recipe.source
+        assert sum(recipe.breakdown().values()) == recipe.bytes_per_param
+        assert f"{recipe.bytes_per_param:g} B/param" in str(recipe)
+        assert hw.recipe(recipe.key) is recipe and hw.recipe(recipe) is recipe
+    assert hw.recipe("doc000_mixed_bf16") is doc000.MIXED_BF16
+    assert hw.literature.ADAM8_BLOCK == 2048 and hw.literature.ADAFACTOR_MATRIX_SIDE == 4096
 
 
 def test_recipes_are_immutable():
     with pytest.raises(TypeError):
-        hw.TRAINING_RECIPES["x"] = None
+        hw.recipes()[0] = None
     with pytest.raises(AttributeError):
-        hw.TRAINING_RECIPES["fp32_adam"].weights = 2
+        hw.recipe("fp32_adam").weights = 2
+    with pytest.raises(TypeError):
+        hw.recipe("fp32_adam").parts["weights"] = "x"
     with pytest.raises(ValueError, match="weights must be a number >= 0"):
-        hw.TrainingRecipe("k", "l", -1, 0, 0, 0, {p: "" for p in hw.PARTS}, "s")
+        hw.TrainingRecipe("k", "l", -1, 0, 0, 0, {p: "" for p in TRAINING_PARTS}, "s")
     with pytest.raises(ValueError, match="parts must describe exactly"):
         hw.TrainingRecipe("k", "l", 1, 0, 0, 0, {}, "s")
 
@@ -94,7 +117,7 @@ def test_recipes_are_immutable():
 def test_training_state_is_vectorised_and_accepts_records():
     params = np.array([1e9, 2e9])
     np.testing.assert_array_equal(hw.training_state_bytes(params, "fp32_adam"), [16e9, 32e9])
-    record = hw.TRAINING_RECIPES["sgd_momentum"]
+    record = hw.recipe("sgd_momentum")
     assert hw.training_state_bytes(1e9, record) == 12e9
     parts = hw.training_state_breakdown(params, "doc000_mixed_bf16")
     np.testing.assert_array_equal(parts["gradients"], [4e9, 8e9])
@@ -182,7 +205,7 @@ def test_deployments():
     assert list(hw.deployment_name([16, 24], H100)) == ["2 x 8-GPU node", "3 x 8-GPU node"]
     assert hw.deployment_name(4, hw.chip("v5p")) == "v5p-8 (2x2x1)"
     assert hw.deployment(hw.chip("v6e")).sizes[-1] == 256
-    for plan in hw.DEPLOYMENTS.values():
+    for plan in hw.deployments():
         assert plan.source.startswith("https://") and plan.read_on == "2026-11-30" and plan.quoted
 
 
@@ -205,13 +228,16 @@ def test_max_params_and_tokens_that_fit():
     room = hw.usable_bytes(H100) - weights
     assert hw.tokens_that_fit(H100, weights, per_token) == math.floor(room / per_token)
     assert hw.tokens_that_fit(H100, 1e12, per_token) == 0
-    assert hw.tokens_that_fit(H100, weights, per_token, chips=2) > 2 * hw.tokens_that_fit(H100, weights, per_token)
+    assert hw.tokens_that_fit(H100, weights, per_token, n_chips=2) > 2 * hw.tokens_that_fit(H100, weights, per_token)
 
 
 def test_decode_step_bound():
     bw = H100.hbm_bytes_per_s
-    assert hw.decode_step_time_s(14e9, 1e9, 1, H100) == 15e9 / bw
-    assert hw.decode_step_time_s(14e9, 1e9, 8, H100, chips=2) == 22e9 / (2 * bw)
+    # 0.2 computes the bound through hw.roofline_time_s's formula (bytes x (1 / bandwidth)), which may
+    # differ from bytes / bandwidth in the last bit
+    assert hw.decode_step_time_s(14e9, 1e9, 1, H100) == pytest.approx(15e9 / bw, rel=1e-15)
+    assert hw.decode_step_time_s(14e9, 1e9, 1, H100) == hw.roofline_time_s(0, 15e9, H100)
+    assert hw.decode_step_time_s(14e9, 1e9, 8, H100, n_chips=2) == pytest.approx(22e9 / (2 * bw), rel=1e-15)
     times = hw.decode_step_time_s(14e9, 1e9, np.array([1, 2, 4]), H100)
     np.testing.assert_allclose(np.diff(times), [1e9 / bw, 2e9 / bw])
 
@@ -223,19 +249,19 @@ def test_decode_step_bound():
     [
         (lambda: hw.training_state_bytes(-1, "fp32_adam"), ValueError, "n_params must be >= 0"),
         (lambda: hw.training_state_bytes("7B", "fp32_adam"), TypeError, "n_params must be a real number"),
-        (lambda: hw.training_state_bytes(7e9, "adam"), KeyError, "recipe must be one of"),
-        (lambda: hw.training_state_bytes(7e9, 16), TypeError, "recipe must be a recipe name"),
+        (lambda: hw.training_state_bytes(7e9, "adam"), KeyError, "unknown recipe 'adam'"),
+        (lambda: hw.training_state_bytes(7e9, 16), TypeError, "recipe must be a recipe key"),
         (lambda: hw.training_state_breakdown(np.nan, "fp32_adam"), ValueError, "n_params must not be NaN"),
         (lambda: hw.activation_bytes(0, 1, 4096, 32), ValueError, "seq_len must be > 0"),
         (lambda: hw.activation_bytes(2048.5, 1, 4096, 32), ValueError, "seq_len must be a whole number"),
-        (lambda: hw.activation_bytes(2048, 1, 4096, 30), ValueError, "hidden must be a multiple of heads"),
+        (lambda: hw.activation_bytes(2048, 1, 4096, 30), ValueError, "d must be a multiple of n_heads"),
         (lambda: hw.activation_bytes(2048, 1, 4096, 32, recompute="some"), ValueError, "recompute must be one of"),
         (lambda: hw.activation_bytes(2048, 1, 4096, 32, sequence_parallel="yes"), TypeError,
          "sequence_parallel must be True or False"),
         (lambda: hw.activation_bytes(2048, 1, 4096, 32, tensor_parallel=0), ValueError, "tensor_parallel must be > 0"),
         (lambda: hw.activation_bytes([1, 2], [1, 2, 3], 4096, 32), ValueError, "must broadcast together"),
         (lambda: hw.kv_cache_bytes(-1, 32, 8, 128), ValueError, "tokens must be >= 0"),
-        (lambda: hw.kv_cache_bytes(10, 32, 0, 128), ValueError, "kv_heads must be > 0"),
+        (lambda: hw.kv_cache_bytes(10, 32, 0, 128), ValueError, "n_kv_heads must be > 0"),
         (lambda: hw.kv_cache_bytes(10, 32, 8, 128, "fp64"), ValueError, "dtype must be one of"),
         (lambda: hw.kv_cache_bytes(10, 32, 8, 128, batch=0.5), ValueError, "batch must be a whole number"),
         (lambda: hw.chips_needed(1e9, "v5e"), TypeError, "chip must be a Chip record"),

@@ -1,3 +1,5 @@
+"""hwlib.roofline: document 000's ridge points (240.5, 166.0, 573.8) and the matmul's counts."""
+
 import math
 
 import numpy as np

@@ -1,16 +1,21 @@
+"""hwlib.units: prefixes, one dtype list, conversion and formatting."""
+
 import math
 
 import numpy as np
 import pytest
 
 import hwlib as hw
+from hwlib import units
 
 
 def test_binary_and_decimal_prefixes_are_exact():
     assert hw.GiB == 2**30 and hw.GB == 10**9
-    assert hw.KiB == 1024 and hw.MiB == 1024**2 and hw.TiB == 1024**4
-    assert hw.kB == 1e3 and hw.MB == 1e6 and hw.TB == 1e12 and hw.PB == 1e15
-    assert hw.TERA == 1e12 and hw.PETA == 1e15 and hw.GIGA == 1e9
+    assert hw.KiB == 1024 and hw.MiB == 1024**2 and units.TiB == 1024**4
+    # kB, PB, TiB, GIGA and PETA left the top namespace in 0.2: they live in hwlib.units
+    assert units.kB == 1e3 and hw.MB == 1e6 and hw.TB == 1e12 and units.PB == 1e15
+    assert hw.TERA == 1e12 and units.PETA == 1e15 and units.GIGA == 1e9
+    assert units.BYTE_UNITS["GiB"] == hw.GiB and units.BYTE_UNITS["GB"] == hw.GB
 
 
 def test_convert_bytes_between_systems():
@@ -20,10 +25,17 @@ def test_convert_bytes_between_systems():
 
 
 @pytest.mark.parametrize(
-    ("dtype", "size"), [("fp32", 4), ("tf32", 4), ("bf16", 2), ("fp16", 2), ("fp8", 1), ("int8", 1), ("int4", 0.5)]
+    ("dtype", "size"),
+    [("fp32", 4), ("tf32", 4), ("bf16", 2), ("fp16", 2), ("fp8", 1), ("int8", 1), ("fp4", 0.5), ("int4", 0.5)],
 )
 def test_dtype_bytes(dtype, size):
-    assert hw.dtype_bytes(dtype) == size
+    assert hw.dtype_bytes(dtype) == size == hw.BYTES_PER_ELEMENT[dtype]
+
+
+def test_one_dtype_list():
+    assert set(hw.BYTES_PER_ELEMENT) == {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"}
+    with pytest.raises(TypeError):
+        hw.BYTES_PER_ELEMENT["fp64"] = 8.0
 
 
 def test_formatting_names_the_prefix():

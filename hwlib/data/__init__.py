@@ -42,9 +42,10 @@ def normalise_name(name: str) -> str:
     return re.sub(r"^(google|nvidia|amd)", "", text).removeprefix("tpu") or text
 
 
-def _find(kind: str, name: object, records: Iterable, names_of, source: str | None = None) -> object:
+def _find(kind: str, name: object, records: Iterable, names_of, source: str | None = None,
+          parameter: str = "name") -> object:
     if not isinstance(name, str):
-        raise TypeError(f"name must be a {kind} name string, got {name!r}")
+        raise TypeError(f"{parameter} must be a {kind} {parameter} string, got {name!r}")
     records = tuple(records)
     wanted = normalise_name(name)
     matches = [r for r in records if wanted in {normalise_name(n) for n in names_of(r)}]
@@ -103,7 +104,7 @@ def fabrics(source: str | None = None, kind: str | None = None, chip: Chip | Non
 
 def cluster(key: str) -> Cluster:
     """The cluster ``key`` (e.g. "hgx-h100-ndr"); KeyError lists them. Chapter "The batch-size squeeze"."""
-    return _find("cluster", key, _CLUSTERS, lambda r: (r.key, r.name))
+    return _find("cluster", key, _CLUSTERS, lambda r: (r.key, r.name), parameter="key")
 
 
 def clusters() -> tuple[Cluster, ...]:
@@ -131,7 +132,7 @@ def recipe(key: str | TrainingRecipe) -> TrainingRecipe:
     """
     if isinstance(key, TrainingRecipe):
         return key
-    return _find("recipe", key, _RECIPES, lambda r: (r.key, r.label))
+    return _find("recipe", key, _RECIPES, lambda r: (r.key, r.label), parameter="key")
 
 
 def recipes() -> tuple[TrainingRecipe, ...]:

@@ -122,7 +122,7 @@ _TPUS: tuple[Chip, ...] = (
         on_chip=_TPU_INFO(64 * MiB, "B", "vmem_capacity_bytes=64 * 1024 * 1024,  # 64 MiB per core",
                           f"{_VMEM_NOTE} Two TensorCores per chip."),
         **_ici(6, 9e+10),
-        aliases=("Cloud TPU v5p",),
+        aliases=("Cloud TPU v5p", "TPU v5"),
     ),
     Chip(
         key="v6e", name="TPU v6e (Trillium)", vendor="Google", source="vendor",
@@ -146,7 +146,7 @@ _TPUS: tuple[Chip, ...] = (
         on_chip=_TPU_INFO(128 * MiB, "B", "vmem_capacity_bytes=128 * 1024 * 1024,  # 128 MiB per core",
                           f"{_VMEM_NOTE} One TensorCore per chip."),
         **_ici(4, 9e+10),
-        aliases=("Trillium", "Cloud TPU v6e"),
+        aliases=("Trillium", "Cloud TPU v6e", "TPU v6 lite"),
     ),
     Chip(
         key="tpu7x", name="TPU7x (Ironwood)", vendor="Google", source="vendor",
@@ -274,7 +274,7 @@ _NVIDIA_GPUS: tuple[Chip, ...] = (
         interconnect=_H100_DATASHEET(900 * GB, "B/s", "900GB/s",
                                      f"{_NVLINK4} NVIDIA/nccl issue 1264 states it as 'unidirectional ... 450GB/s "
                                      f"theoretical'. {_H100_TP}"),
-        aliases=("H100", "H100 SXM", "H100 SXM5", "H100-SXM5-80GB"),
+        aliases=("H100", "H100 SXM", "H100 SXM5", "H100-SXM5-80GB", "H100 80GB HBM3"),
     ),
     Chip(
         key="h200", name="H200", vendor="NVIDIA", source="vendor",

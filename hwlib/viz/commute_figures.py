@@ -148,7 +148,7 @@ def plot_energy_per_flop(
     the curve is at twice e_flop), crosses its time balance. Chapter "What moving a byte costs".
     """
     ax = new_axes(ax)
-    intensity = np.geomspace(*intensity_range, 300)
+    intensity = np.geomspace(*log_range("intensity_range", intensity_range), 300)
     for colour, record in zip(PALETTE, chips):
         balance = machine_balance(record)
         ax.plot(intensity, np.asarray(energy_per_flop_j(intensity, record)) * 1e12, color=colour, lw=2,

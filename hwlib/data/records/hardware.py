@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from hwlib._checks import one_of
+from hwlib._checks import describe, one_of
 from hwlib.data.records.quantities import SOURCES, Sourced
 from hwlib.units import BYTES_PER_ELEMENT
 
@@ -100,6 +100,11 @@ class Chip:
     def interconnect_bytes_per_s(self) -> float | None:
         """Chip-to-chip total as the vendor quotes it (B/s; see the note for directions)."""
         return _float(self.interconnect)
+
+    @property
+    def ici_link_count(self) -> float | None:
+        """Inter-chip links per chip (a torus's neighbours), where a source gives them (TPUs)."""
+        return _float(self.ici_links)
 
     @property
     def ici_link_bytes_per_s(self) -> float | None:
@@ -279,7 +284,7 @@ class Deployment:
 def require(kind: type, name: str, value: object, example: str) -> object:
     """``value`` itself if it is a ``kind`` record, else a TypeError saying how to get one."""
     if not isinstance(value, kind):
-        raise TypeError(f"{name} must be a {kind.__name__} record such as {example}, got {value!r}")
+        raise TypeError(f"{name} must be a {kind.__name__} record such as {example}, got {describe(value)}")
     return value
 
 
@@ -292,5 +297,5 @@ def require_chips(chips: object) -> tuple[Chip, ...]:
     """``chips`` as a non-empty tuple of Chip records, else a TypeError."""
     records = tuple(chips) if isinstance(chips, (list, tuple)) else ()
     if not records or not all(isinstance(record, Chip) for record in records):
-        raise TypeError(f"chips must be a non-empty sequence of Chip records, got {chips!r}")
+        raise TypeError(f"chips must be a non-empty sequence of Chip records, got {describe(chips)}")
     return records

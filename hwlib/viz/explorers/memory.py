@@ -101,7 +101,7 @@ class MemoryBudgetExplorer(Explorer):
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
                  recipe: TrainingRecipe | None = None, usable_fraction: float = doc000.USABLE_FRACTION,
-                 seq_len: int = 4096, recompute: str = "none") -> None:
+                 seq_len: int = doc000.KV_TOKENS_1P5B, recompute: str = "none") -> None:
         chip_records, chip = _offered_chips(chips, chip, "TPU v5e")
         for record in chip_records:
             deployment(record)  # a KeyError naming a chip sold in no known deployment size

@@ -1,3 +1,7 @@
+"""Roofline tables and figures, glue and the book style (hwlib.viz.tables, figures, glue, style).
+
+Ported from the 0.1 tests/test_tables_plots_widgets.py without its explorer tests (tests/test_explorers.py).
+"""
 
 import matplotlib
 
@@ -15,9 +19,19 @@ def test_chip_table_is_computed_from_the_records():
     table = hw.chip_table(DOC)
     assert list(table.index) == [record.label for record in DOC]
     row = table.loc["TPU v5e [doc000]"]
-    assert row["HBM (GiB)"] == 16.0
+    # 0.1's "HBM (GiB)" column is "HBM as printed (GiB)", beside the GB and what-a-program-sees columns
+    assert row["HBM as printed (GiB)"] == 16.0 and row["HBM a program sees (GiB)"] == 16.0
+    assert row["HBM as printed (GB)"] == 16 * 2**30 / 1e9 and row["HBM bandwidth (GB/s)"] == 819.0
     assert row["ridge point (FLOP/byte)"] == hw.ridge_point(DOC[0])
     assert row["bf16 peak (TFLOP/s)"] == 197.0
+
+
+def test_chip_table_shows_the_capacity_a_program_sees():
+    table = hw.chip_table([hw.chip("H100"), hw.chip("v5p")])
+    assert table.loc["H100-SXM", "HBM as printed (GB)"] == 80.0
+    assert table.loc["H100-SXM", "HBM a program sees (GiB)"] == 81559 / 1024
+    assert table.loc["TPU v5p", "HBM as printed (GiB)"] == 95.0 == table.loc["TPU v5p", "HBM a program sees (GiB)"]
+    assert list(hw.chip_table([hw.chip("H100")], dtype="fp8").columns)[0] == "fp8 peak (TFLOP/s)"
 
 
 def test_provenance_table_lists_every_sourced_field():
@@ -45,28 +59,6 @@ def test_plots_draw_one_roofline_per_chip_with_units():
     widths = [bar.get_width() for bar in axes[1].patches]
     np.testing.assert_allclose(widths, [hw.ridge_point(record) for record in DOC])
     plt.close("all")
-
-
-def test_explorer_follows_its_controls():
-    explorer = hw.RooflineExplorer(chips=DOC, chip="TPU v5e [doc000]")
-    assert "compute-bound" in explorer.summary.value and explorer.image.value[:4] == b"\x89PNG"
-    explorer.n.value = 1
-    assert "memory-bound" in explorer.summary.value
-    explorer.n.value = 1024
-    explorer.chip.value = hw.chip("v6e", source="doc000")
-    assert "memory-bound" in explorer.summary.value and "573.8" in explorer.summary.value
-    assert explorer.dtype.value == "bf16"
-
-
-def test_explorer_rejects_bad_options():
-    with pytest.raises(KeyError, match="not among the explorer's chips"):
-        hw.RooflineExplorer(chips=DOC, chip="H100")
-    with pytest.raises(ValueError, match="m must be a power of two"):
-        hw.RooflineExplorer(chips=DOC, chip="TPU v5e [doc000]", m=1000)
-    with pytest.raises(TypeError, match="chips must be a non-empty sequence"):
-        hw.RooflineExplorer(chips=["v5e"])
-    with pytest.raises(ValueError, match="dtype must be one of"):
-        hw.RooflineExplorer(chips=DOC, chip="TPU v5e [doc000]", dtype="fp8")
 
 
 def test_glue_writes_what_myst_nb_glue_writes(monkeypatch):

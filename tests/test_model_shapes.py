@@ -1,3 +1,5 @@
+"""Published model shapes (hwlib.data.model_shapes; 0.1's hwlib.models) and the counts that come from them."""
+
 import dataclasses
 
 import pytest
@@ -35,32 +37,40 @@ def test_parameter_counts_follow_from_the_config_shapes():
 
 
 def test_shapes_are_consistent():
-    for record in hw.MODELS:
-        if record.hidden is not None:
-            assert record.heads * record.head_dim == record.hidden, record
+    # 0.2: hw.MODELS is hw.models(); fields d_model, n_heads, n_layers, n_kv_heads (were hidden, heads, layers,
+    # kv_heads); m.kv_bytes_per_token(dtype) is hw.model_kv_cache_bytes(m, 1, dtype)
+    for record in hw.models():
+        if record.d_model is not None:
+            assert record.n_heads * record.head_dim == record.d_model, record
         assert record.n_params.unit == "parameters" and record.source and record.read_on == "2026-11-30"
-        assert record.kv_bytes_per_token("bf16") == 2 * record.layers * record.kv_heads * record.head_dim * 2
+        assert hw.model_kv_cache_bytes(record, 1, "bf16") == 2 * record.n_layers * record.n_kv_heads * record.head_dim * 2
+        assert hw.model_weight_bytes(record, "bf16") == 2 * record.params
+        assert hw.model(record.key) is record and hw.model(record.name) is record
+    published = [record for record in hw.models() if not record.key.startswith("doc000")]
+    assert all(record.source.startswith("https://huggingface.co/") for record in published)
 
 
 def test_attention_kinds_and_kv_bytes():
-    kinds = {record.key: record.attention for record in hw.MODELS}
+    kinds = {record.key: record.attention for record in hw.models()}
     assert kinds["llama-2-7b"] == "MHA" and kinds["gpt2-xl"] == "MHA"
     assert kinds["llama-3-8b"] == "GQA" and kinds["falcon-7b"] == "MQA"
     assert kinds["doc000-7b"] == "not stated"
-    assert hw.model("Llama 2 7B").kv_bytes_per_token() == 524288
-    assert hw.model("llama-3-8b").kv_bytes_per_token() == 131072
-    assert hw.model("falcon-7b").kv_bytes_per_token() == 8192
-    assert hw.model("doc000-7b").kv_bytes(8192, "fp32") == 2 * 2**30
-    assert hw.model("llama-3-8b").weight_bytes("int8") == 8_030_261_248
+    assert hw.model_kv_cache_bytes(hw.model("Llama 2 7B"), 1) == 524288
+    assert hw.model_kv_cache_bytes(hw.model("llama-3-8b"), 1) == 131072
+    assert hw.model_kv_cache_bytes(hw.model("falcon-7b"), 1) == 8192
+    assert hw.model_kv_cache_bytes(hw.model("doc000-7b"), 8192, "fp32") == 2 * 2**30
+    assert hw.model_kv_cache_bytes(hw.model("llama-3-8b"), 100, "bf16", batch=3) == 3 * 100 * 131072
+    assert hw.model_weight_bytes(hw.model("llama-3-8b"), "int8") == 8_030_261_248
+    assert "GQA" in str(hw.model("llama-3-8b")) and "8.03B params" in str(hw.model("llama-3-8b"))
 
 
 def test_models_are_immutable_and_validated():
     with pytest.raises(dataclasses.FrozenInstanceError):
-        hw.model("llama-3-8b").layers = 1
-    with pytest.raises(ValueError, match="layers must be a positive int"):
-        dataclasses.replace(hw.model("llama-3-8b"), layers=0)
-    with pytest.raises(ValueError, match="must be a multiple of kv_heads"):
-        dataclasses.replace(hw.model("llama-3-8b"), kv_heads=5)
+        hw.model("llama-3-8b").n_layers = 1
+    with pytest.raises(ValueError, match="n_layers must be a positive int"):
+        dataclasses.replace(hw.model("llama-3-8b"), n_layers=0)
+    with pytest.raises(ValueError, match="must be a multiple of n_kv_heads"):
+        dataclasses.replace(hw.model("llama-3-8b"), n_kv_heads=5)
 
 
 def test_lookup_errors():
@@ -68,3 +78,9 @@ def test_lookup_errors():
         hw.model("llama-3-7b")
     with pytest.raises(TypeError, match="name must be a model name string"):
         hw.model(7)
+    with pytest.raises(TypeError, match="model must be a ModelShape record"):
+        hw.model_kv_cache_bytes("llama-3-8b", 1)
+    with pytest.raises(TypeError, match="model must be a ModelShape record"):
+        hw.model_weight_bytes(hw.chip("v5e"))
+    with pytest.raises(ValueError, match="dtype must be one of"):
+        hw.model_weight_bytes(hw.model("llama-3-8b"), "fp64")
