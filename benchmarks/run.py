@@ -23,7 +23,6 @@ Not part of the default test run: pyproject's ``norecursedirs`` excludes ``bench
 from __future__ import annotations
 
 import argparse
-import inspect
 import os
 import shutil
 import statistics
@@ -179,7 +178,7 @@ def bench_chapters(names: list[str] | None = None) -> None:
 
 def _every_field(step) -> list:
     """Read every field of a LayerStep, so lazily computed energy fields are timed too."""
-    names = ("flops", "weight_bytes", "activation_bytes", "intensity", "time_s", "gemm_time_s",
+    names = ("flops", "weight_hbm_bytes", "activation_hbm_bytes", "intensity", "time_s", "gemm_time_s",
              "elementwise_time_s", "arithmetic_j", "hbm_weights_j", "hbm_activations_j", "static_j", "energy_j")
     return [getattr(step, name) for name in names]
 

@@ -4,7 +4,7 @@ Chapters use it as ``import hwlib as hw``; ``__all__`` below is the whole public
 from the bottom: ``units``; ``data`` (record types and one module per source of numbers, with
 the lookups ``chip``/``chips``, ``fabric``/``fabrics``, ...); the topic modules that compute
 (``roofline``, ``memory``, ``inference``, ``energy``, ``layer_model``, ``collectives``,
-``training_step``, ``data_parallel``); ``measure`` (runs things, with JAX); ``viz`` (tables,
+``training``, ``data_parallel``); ``measure`` (runs things, with JAX); ``viz`` (tables,
 figures, glue, explorers). Names from ``viz`` load matplotlib, pandas or ipywidgets only when
 first used, so ``import hwlib`` stays a light calculator. Each function's docstring names the
 chapter that explains it; CONTRIBUTING.md lists every quantity's one name and symbol.
@@ -104,7 +104,7 @@ from hwlib.layer_model import (
     t_min_large_d,
 )
 from hwlib.collectives import allreduce_time_s, hierarchical_allreduce_time_s
-from hwlib.training_step import optimizer_bytes, regime_steps, training_step, transformer_params
+from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
 from hwlib.data_parallel import (
     batch_squeeze,
     cluster_squeeze,

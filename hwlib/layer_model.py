@@ -119,7 +119,7 @@ def _threads() -> concurrent.futures.ThreadPoolExecutor:
     return concurrent.futures.ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 4))
 
 
-TIME_FIELDS = ("flops", "weight_bytes", "activation_bytes", "intensity", "time_s", "gemm_time_s",
+TIME_FIELDS = ("flops", "weight_hbm_bytes", "activation_hbm_bytes", "intensity", "time_s", "gemm_time_s",
                "elementwise_time_s")
 ENERGY_PARTS = ("arithmetic_j", "hbm_weights_j", "hbm_activations_j", "static_j")
 FIELDS = (*TIME_FIELDS, *ENERGY_PARTS, "energy_j")
@@ -129,9 +129,9 @@ class LayerStep:
     """One layer x one micro-batch: FLOPs, HBM bytes (B), FLOP/byte, seconds and, where the chip has them, joules.
 
     Fields are floats for scalar inputs and numpy arrays (the broadcast shape of the inputs)
-    otherwise: ``flops``, ``weight_bytes``, ``activation_bytes``, ``intensity``, ``time_s`` =
+    otherwise: ``flops``, ``weight_hbm_bytes``, ``activation_hbm_bytes``, ``intensity``, ``time_s`` =
     ``gemm_time_s`` + ``elementwise_time_s``. ``reblocking`` says whether the Hong-Kung term is in
-    ``weight_bytes`` (``note`` says why not). The energy fields (``energy_j`` = ``arithmetic_j`` +
+    ``weight_hbm_bytes`` (``note`` says why not). The energy fields (``energy_j`` = ``arithmetic_j`` +
     ``hbm_weights_j`` + ``hbm_activations_j`` + ``static_j``) need the chip's energy parameters:
     reading one on a chip without them raises a ValueError naming what is missing.
     Chapter "The training step as compute and commute".

@@ -122,14 +122,14 @@ def activation_bytes(
 # --- KV cache ----------------------------------------------------------------------------
 
 def kv_cache_bytes(
-    tokens: Number,
+    seq_len: Number,
     n_layers: Number,
     n_kv_heads: Number,
     head_dim: Number,
     dtype: str = "bf16",
     batch: Number = 1,
 ) -> Number:
-    """Bytes of cached keys and values: 2 x n_layers x tokens x n_kv_heads x head_dim x size x batch.
+    """Bytes of cached keys and values: 2 x n_layers x seq_len x n_kv_heads x head_dim x size x batch.
 
     ``n_kv_heads`` equals the query heads for multi-head attention (MHA), is 1 for
     multi-query attention (MQA, Shazeer 2019, arXiv:1911.02150) and lies between for
@@ -139,7 +139,7 @@ def kv_cache_bytes(
     """
     one_of("dtype", dtype, BYTES_PER_ELEMENT)
     n, layer, kv, d, batches = broadcast(
-        tokens=non_negative("tokens", tokens, integral=True),
+        seq_len=non_negative("seq_len", seq_len, integral=True),
         n_layers=positive("n_layers", n_layers, integral=True),
         n_kv_heads=positive("n_kv_heads", n_kv_heads, integral=True),
         head_dim=positive("head_dim", head_dim, integral=True),
@@ -148,13 +148,13 @@ def kv_cache_bytes(
     return _out(2.0 * layer * n * kv * d * dtype_bytes(dtype) * batches)
 
 
-def model_kv_cache_bytes(model: ModelShape, tokens: Number, dtype: str = "bf16", batch: Number = 1) -> Number:
-    """KV-cache bytes of ``batch`` sequences of ``tokens`` tokens of ``model`` (``kv_cache_bytes`` of its shape).
+def model_kv_cache_bytes(model: ModelShape, seq_len: Number, dtype: str = "bf16", batch: Number = 1) -> Number:
+    """KV-cache bytes of ``batch`` sequences of ``seq_len`` tokens of ``model`` (``kv_cache_bytes`` of its shape).
 
     Chapter "KV-cache precision".
     """
     shape = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
-    return kv_cache_bytes(tokens, shape.n_layers, shape.n_kv_heads, shape.head_dim, dtype, batch)
+    return kv_cache_bytes(seq_len, shape.n_layers, shape.n_kv_heads, shape.head_dim, dtype, batch)
 
 
 def model_weight_bytes(model: ModelShape, dtype: str = "bf16") -> float:

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import hwlib as hw
 from hwlib.data import doc002
-from hwlib.training_step import regime_fabric
+from hwlib.training import regime_fabric
 from hwlib.viz.tables import SQUEEZE_COLUMNS
 
 A100 = hw.chip("A100-80GB", source="doc002")

@@ -93,8 +93,8 @@ def test_without_on_chip_memory_the_reblocking_term_is_left_out_and_said_so():
     assert step.reblocking is False
     assert "re-blocking term left out" in step.note and chip.label in step.note
     d, T, b_w, a = 4096, 2048, doc002.B_W, doc002.A
-    assert step.weight_bytes == 12 * d * d * b_w  # no 6 T / sqrt(Z) term
-    assert step.activation_bytes == a * d * T
+    assert step.weight_hbm_bytes == 12 * d * d * b_w  # no 6 T / sqrt(Z) term
+    assert step.activation_hbm_bytes == a * d * T
     ridge = hw.ridge_point(chip)
     closed_form = 12 * b_w * d * ridge / (72 * d - a * ridge)
     assert hw.t_min(d, chip) == pytest.approx(closed_form, rel=1e-12)
@@ -105,7 +105,7 @@ def test_without_on_chip_memory_the_reblocking_term_is_left_out_and_said_so():
     assert full.reblocking is True and "re-blocking term with" in full.note
     z = hw.blocking_elements(hw.chip("v5e"))
     assert z == 0.5 * 128 * 2**20 / 2
-    assert full.weight_bytes == pytest.approx(12 * d * d * (b_w + 6 * T / math.sqrt(z)), rel=1e-12)
+    assert full.weight_hbm_bytes == pytest.approx(12 * d * d * (b_w + 6 * T / math.sqrt(z)), rel=1e-12)
     assert hw.t_min(d, hw.chip("v5e")) > hw.t_min(d, chip)
 
 

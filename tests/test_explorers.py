@@ -202,7 +202,7 @@ def test_memory_explorer_reports_the_budget():
 
 def test_kv_explorer_reports_the_cache_and_the_decode_bound():
     h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 8B")
-    explorer = hw.KVCacheExplorer(chip=h100, model=llama, context=8192, batch=16)
+    explorer = hw.KVCacheExplorer(chip=h100, model=llama, seq_len=8192, batch=16)
     assert "1 GiB" in explorer.summary.value
     weights = hw.model_weight_bytes(llama)
     bound = hw.decode_step_time_s(weights, hw.model_kv_cache_bytes(llama, 8192), 16, h100)
@@ -218,7 +218,7 @@ def test_regime_explorer_reproduces_table_5():
     steps = hw.regime_steps(A100)
     for row, scenario in enumerate(doc002.SCENARIOS):
         with explorer.holding():
-            explorer.T.value = scenario.tokens
+            explorer.T.value = scenario.T
             explorer.micro_batches.value = scenario.micro_batches
             explorer.n_chips.value = scenario.n_chips
             explorer.fabric.value = scenario.fabric or "scale-out"
@@ -253,7 +253,7 @@ def test_squeeze_explorer_reports_the_optimal_batch():
 def test_explorers_import_only_what_viz_may():
     allowed = ("__future__", "collections", "contextlib", "io", "ipywidgets", "matplotlib", "numpy", "PIL",
                "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.inference",
-               "hwlib.energy", "hwlib.layer_model", "hwlib.training_step", "hwlib.data_parallel",
+               "hwlib.energy", "hwlib.layer_model", "hwlib.training", "hwlib.data_parallel",
                "hwlib.collectives", "hwlib.viz.style", "hwlib.viz.explorers")
     package = pathlib.Path(hw.__file__).parent / "viz" / "explorers"
     for path in sorted(package.glob("*.py")):

@@ -93,9 +93,9 @@ def test_layer_step_counts():
     z = 0.5 * 40e6 / 2
     assert hw.blocking_elements(A100) == z
     assert step.flops == 72 * d * d * T
-    assert step.weight_bytes == pytest.approx(12 * d * d * (12 + 6 * T / math.sqrt(z)))
-    assert step.activation_bytes == 200 * d * T
-    assert step.intensity == pytest.approx(step.flops / (step.weight_bytes + step.activation_bytes))
+    assert step.weight_hbm_bytes == pytest.approx(12 * d * d * (12 + 6 * T / math.sqrt(z)))
+    assert step.activation_hbm_bytes == 200 * d * T
+    assert step.intensity == pytest.approx(step.flops / (step.weight_hbm_bytes + step.activation_hbm_bytes))
     assert step.time_s == pytest.approx(step.gemm_time_s + step.elementwise_time_s)
     assert step.elementwise_time_s == pytest.approx(200 * d * T / 2.039e12)
     assert step.arithmetic_j == pytest.approx(step.flops * 0.9e-12)
@@ -181,7 +181,7 @@ def test_energy_parts_sum_and_time_never_beats_the_roofline(d, t, b_w, a):
     parts = step.arithmetic_j + step.hbm_weights_j + step.hbm_activations_j + step.static_j
     assert step.energy_j == pytest.approx(parts, rel=1e-12)
     assert step.time_s >= step.flops / 989e12 * (1 - 1e-12)
-    assert step.time_s >= (step.weight_bytes + step.activation_bytes) / 3.35e12 * (1 - 1e-12)
+    assert step.time_s >= (step.weight_hbm_bytes + step.activation_hbm_bytes) / 3.35e12 * (1 - 1e-12)
 
 
 def test_defaults_are_the_documents():

@@ -23,7 +23,7 @@ PACKAGE = ROOT / "hwlib"
 MAX_LINES = 400
 
 BOTTOM = {"hwlib._checks", "hwlib.units", "hwlib.naming"}
-TOPICS = ("roofline", "memory", "inference", "energy", "layer_model", "collectives", "training_step", "data_parallel")
+TOPICS = ("roofline", "memory", "inference", "energy", "layer_model", "collectives", "training", "data_parallel")
 LAYERS = ("bottom", "data", "topic", "measure", "viz", "top")
 HEAVY = ("matplotlib", "pandas", "ipywidgets", "jax")
 
@@ -196,7 +196,7 @@ def test_stable_signatures_outside_checks_call():
     assert list(parameters)[:2] == ["name", "source"]
     assert hw.chip("A100-80GB", source="doc002").source == "doc002"
     for function, first in ((hw.layer_step, ["d", "T", "chip"]), (hw.t_min, ["d", "chip"]),
-                            (hw.kv_cache_bytes, ["tokens", "n_layers", "n_kv_heads", "head_dim", "dtype", "batch"]),
+                            (hw.kv_cache_bytes, ["seq_len", "n_layers", "n_kv_heads", "head_dim", "dtype", "batch"]),
                             (hw.activation_bytes, ["seq_len", "batch", "d", "n_heads"]),
                             (hw.ridge_point, ["chip"]), (hw.model, ["name"])):
         assert list(inspect.signature(function).parameters)[: len(first)] == first, function.__name__

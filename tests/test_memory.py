@@ -260,7 +260,7 @@ def test_decode_step_bound():
          "sequence_parallel must be True or False"),
         (lambda: hw.activation_bytes(2048, 1, 4096, 32, tensor_parallel=0), ValueError, "tensor_parallel must be > 0"),
         (lambda: hw.activation_bytes([1, 2], [1, 2, 3], 4096, 32), ValueError, "must broadcast together"),
-        (lambda: hw.kv_cache_bytes(-1, 32, 8, 128), ValueError, "tokens must be >= 0"),
+        (lambda: hw.kv_cache_bytes(-1, 32, 8, 128), ValueError, "seq_len must be >= 0"),
         (lambda: hw.kv_cache_bytes(10, 32, 0, 128), ValueError, "n_kv_heads must be > 0"),
         (lambda: hw.kv_cache_bytes(10, 32, 8, 128, "fp64"), ValueError, "dtype must be one of"),
         (lambda: hw.kv_cache_bytes(10, 32, 8, 128, batch=0.5), ValueError, "batch must be a whole number"),

@@ -11,7 +11,7 @@ import pytest
 import hwlib as hw
 from hwlib.data import doc002, vendor_systems
 from hwlib.data.records import Fabric, Sourced
-from hwlib.training_step import regime_fabric
+from hwlib.training import regime_fabric
 
 PER_DIRECTION = {  # key: bytes/s per device per direction
     "nvlink3": 300e9, "nvlink4": 450e9, "nvlink5": 900e9, "ici-v5p": 600e9,

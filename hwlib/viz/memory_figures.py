@@ -135,7 +135,7 @@ def plot_kv_per_token(models: Sequence, dtypes: Sequence[str] = ("fp32", "bf16",
 def plot_decode_bound(
     model: object,
     chip: Chip,
-    context: int,
+    seq_len: int,
     batches: np.ndarray,
     *,
     weight_dtype: str = "bf16",
@@ -156,8 +156,8 @@ def plot_decode_bound(
     weights = model_weight_bytes(model, weight_dtype)
     batches = np.asarray(batches)
     for colour, dtype in zip(PALETTE, kv_dtypes):
-        per_sequence = model_kv_cache_bytes(model, context, dtype)
-        fit = tokens_that_fit(chip, weights, model_kv_cache_bytes(model, 1, dtype), usable_fraction, n_chips) // context
+        per_sequence = model_kv_cache_bytes(model, seq_len, dtype)
+        fit = tokens_that_fit(chip, weights, model_kv_cache_bytes(model, 1, dtype), usable_fraction, n_chips) // seq_len
         # the batches that fit, plus the largest one that does, where HBM is full
         shown = np.union1d(batches[batches <= fit], [fit] if 1 <= fit <= batches.max() else [])
         if shown.size:
@@ -170,7 +170,7 @@ def plot_decode_bound(
                 xytext=(2, -11), fontsize=8, color="0.3")
     ax.set(xscale="log", xlabel="batch (sequences decoded together)",
            ylabel="decode step, lower bound (ms)",
-           title=f"{model.name}, {weight_dtype} weights, {context:,}-token context, "
+           title=f"{model.name}, {weight_dtype} weights, {seq_len:,}-token seq_len, "
            f"{n_chips} x {chip.label}")
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), fontsize=8)
     return ax

@@ -30,7 +30,7 @@ from hwlib.measure.timing import Measurement
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost, xla_stream_cost
 from hwlib.naming import SYMBOLS
 from hwlib.roofline import ridge_point
-from hwlib.training_step import regime_steps
+from hwlib.training import regime_steps
 from hwlib.units import GB, GiB, MiB, TERA
 
 
@@ -159,7 +159,7 @@ def regime_table(chip: Chip, scenarios: Sequence[Scenario] = doc002.SCENARIOS, *
     Chapter "A 7B model, regime by regime".
     """
     step = regime_steps(chip, tuple(scenarios), **options)
-    columns = {"tokens/step/chip": step.tokens, "time (ms/token)": 1e3 * np.asarray(step.time_per_token_s)}
+    columns = {"tokens/step/chip": step.tokens_per_step, "time (ms/token)": 1e3 * np.asarray(step.time_per_token_s)}
     if all(getattr(step.chip, name) is not None for name in ENERGY_FIELDS):
         shares = step.energy_shares()
         columns.update({"energy (mJ/token)": 1e3 * np.asarray(step.energy_per_token_j),
@@ -243,10 +243,11 @@ def xla_counts_table(measurements: Sequence[Measurement]) -> pd.DataFrame:
     return pd.DataFrame(rows).set_index("kernel")
 
 
-def xla_layer_table(ds: object, Ts: object) -> pd.DataFrame:
-    """One row per (d, T): hwlib's 72 d^2 T and XLA's count (MFLOP), the gaps, and XLA without the input gradient.
+def xla_layer_table(ds: object, Ts: object, weights_only: bool = True) -> pd.DataFrame:
+    """One row per (d, T): hwlib's 72 d^2 T and XLA's count (MFLOP), the gaps, and (``weights_only``) XLA without
+    the input gradient.
 
-    ``ds`` and ``Ts`` are broadcast together; each pair is two compilations.
+    ``ds`` and ``Ts`` are broadcast together; each pair is one compilation, two with ``weights_only``.
     Chapter "The training step as compute and commute".
     """
     widths = as_real_array("ds", ds, minimum=0.0, strictly_above=True, integral=True)
@@ -255,15 +256,18 @@ def xla_layer_table(ds: object, Ts: object) -> pd.DataFrame:
         widths, tokens = np.broadcast_arrays(np.atleast_1d(widths), np.atleast_1d(tokens))
     except ValueError as error:
         raise ValueError(f"ds and Ts must broadcast together, got shapes {np.shape(ds)} and {np.shape(Ts)}") from error
+    if not isinstance(weights_only, bool):
+        raise TypeError(f"weights_only must be True or False, got {weights_only!r}")
     rows = []
     for width, count in zip(widths.astype(int), tokens.astype(int)):  # one XLA compilation per shape
         model = float(layer_flops(width, count))
         xla = xla_layer_flops(width, count)
-        weights_only = xla_layer_flops(width, count, input_gradient=False)
-        rows.append({"d": width, "T": count, "hwlib (MFLOP)": model / 1e6, "XLA (MFLOP)": xla / 1e6,
-                     "extra per token per d (FLOP)": (xla - model) / (count * width),
-                     "relative gap": xla / model - 1.0, "XLA weights only (MFLOP)": weights_only / 1e6,
-                     "weights only / hwlib": weights_only / model})
+        row = {"d": width, "T": count, "hwlib (MFLOP)": model / 1e6, "XLA (MFLOP)": xla / 1e6,
+               "extra per token per d (FLOP)": (xla - model) / (count * width), "relative gap": xla / model - 1.0}
+        if weights_only:
+            without = xla_layer_flops(width, count, input_gradient=False)
+            row.update({"XLA weights only (MFLOP)": without / 1e6, "weights only / hwlib": without / model})
+        rows.append(row)
     return pd.DataFrame(rows).set_index(["d", "T"])
 
 

@@ -69,7 +69,7 @@ class Scenario:
     """
 
     name: str
-    tokens: int
+    T: int
     micro_batches: int
     n_chips: int
     fabric: str | None = None

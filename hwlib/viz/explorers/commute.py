@@ -194,7 +194,7 @@ class StepIntensityExplorer(CommuteExplorer):
         self._tmin_label.set_x(tokens if reachable else 1.0)
         self._tmin_label.set_visible(reachable)
         bound = "compute-bound" if is_compute_bound(step.intensity, record) else "held by HBM"
-        gemm = "the matrix units" if is_compute_bound(step.flops / step.weight_bytes, record) else "weight streaming"
+        gemm = "the matrix units" if is_compute_bound(step.flops / step.weight_hbm_bytes, record) else "weight streaming"
         reach = f"T_min = {tokens:,.0f}" if reachable else "no T reaches it (d < d_min)"
         smallest = float(d_min(record, a=a))
         smallest_text = f"{smallest:,.0f}" if np.isfinite(smallest) else "none (the on-chip memory is too small)"

@@ -165,7 +165,7 @@ class MemoryBudgetExplorer(Explorer):
 
 
 class KVCacheExplorer(Explorer):
-    """Model, chip, weight dtype, context and batch -> KV-cache size and the decode-step bound.
+    """Model, chip, weight dtype, context length and batch -> KV-cache size and the decode-step bound.
 
     One line per KV-cache dtype: (weight bytes + batch x KV bytes) / HBM bandwidth against the
     batch, ending at the largest batch whose caches fit beside the weights; the markers sit at the
@@ -178,12 +178,12 @@ class KVCacheExplorer(Explorer):
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
-                 weight_dtype: str = "bf16", context: int = 8192, batch: int = 16,
+                 weight_dtype: str = "bf16", seq_len: int = 8192, batch: int = 16,
                  usable_fraction: float = doc000.USABLE_FRACTION) -> None:
         chip_records, chip = _offered_chips(chips, chip, "H100-SXM")
         model_records, model = _offered_models(models, model, need_width=False)
         options_in("weight_dtype", weight_dtype, WEIGHT_DTYPES)
-        options_in("context", context, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
+        options_in("seq_len", seq_len, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
         options_in("batch", batch, BATCHES, f"a power of two from 1 to {BATCHES[-1]}")
         self.usable_fraction = float(fraction("usable_fraction", usable_fraction))
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
@@ -191,16 +191,16 @@ class KVCacheExplorer(Explorer):
         self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
         self.weight_dtype = widgets.Dropdown(options=WEIGHT_DTYPES, value=weight_dtype, description="weights",
                                              layout=layout, style=style)
-        self.context = widgets.SelectionSlider(options=SEQ_LENS, value=context, description="context",
+        self.seq_len = widgets.SelectionSlider(options=SEQ_LENS, value=seq_len, description="context",
                                                layout=layout, style=style)
         self.batch = widgets.SelectionSlider(options=BATCHES, value=batch, description="batch",
                                              layout=layout, style=style)
         self._x = np.array(BATCHES, dtype=float)
-        super().__init__([self.model, self.chip, self.weight_dtype, self.context, self.batch])
+        super().__init__([self.model, self.chip, self.weight_dtype, self.seq_len, self.batch])
 
     def arrange(self) -> widgets.Widget:
         controls = widgets.HBox([widgets.VBox([self.model, self.chip, self.weight_dtype]),
-                                 widgets.VBox([self.context, self.batch])])
+                                 widgets.VBox([self.seq_len, self.batch])])
         return widgets.VBox([controls, self.summary, self.image])
 
     def setup(self) -> list:
@@ -215,17 +215,17 @@ class KVCacheExplorer(Explorer):
         return self._points
 
     def background_key(self) -> tuple:
-        return (self.model.value, self.chip.value, self.weight_dtype.value, self.context.value)
+        return (self.model.value, self.chip.value, self.weight_dtype.value, self.seq_len.value)
 
     def curves(self) -> dict[str, tuple[float, int, np.ndarray]]:
         """Per KV dtype: cache bytes per sequence, the largest batch that fits, decode bound (s) per batch."""
-        record, chip, context = self.model.value, self.chip.value, self.context.value
+        record, chip, seq_len = self.model.value, self.chip.value, self.seq_len.value
         weights = model_weight_bytes(record, self.weight_dtype.value)
         result = {}
         for dtype in KV_DTYPES:
-            per_sequence = model_kv_cache_bytes(record, context, dtype)
+            per_sequence = model_kv_cache_bytes(record, seq_len, dtype)
             fit = tokens_that_fit(chip, weights, model_kv_cache_bytes(record, 1, dtype), self.usable_fraction)
-            result[dtype] = (per_sequence, int(fit // context),
+            result[dtype] = (per_sequence, int(fit // seq_len),
                              np.asarray(decode_step_time_s(weights, per_sequence, self._x, chip)))
         return result
 

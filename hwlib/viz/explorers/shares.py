@@ -14,7 +14,7 @@ import numpy as np
 from hwlib._checks import non_negative, positive
 from hwlib.data import doc002
 from hwlib.data.records import FABRIC_KINDS, Chip
-from hwlib.training_step import regime_fabric, training_step, transformer_params
+from hwlib.training import regime_fabric, training_step, transformer_params
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import options_in
 from hwlib.viz.explorers.commute import STYLE, CommuteExplorer
@@ -141,5 +141,5 @@ class RegimeExplorer(_StackedShares):
         over = "" if self.n_chips.value == 1 else \
             f" over {regime_fabric(self.chip.value, self.fabric.value).label}"
         return (f"<b>{format_seconds(step.time_per_token_s)} and {step.energy_per_token_j * 1e3:.3g} mJ per token</b><br>"
-                f"{step.tokens:,.0f} tokens per step per chip{over}<br>slowdown vs peak {step.slowdown:.3g}x<br>"
+                f"{step.tokens_per_step:,.0f} tokens per step per chip{over}<br>slowdown vs peak {step.slowdown:.3g}x<br>"
                 f"step intensity {step.intensity:.3g} FLOP/B")

@@ -15,7 +15,7 @@ from hwlib.data import clusters as all_clusters
 from hwlib.data import doc002, fabrics
 from hwlib.data.records import Cluster
 from hwlib.data_parallel import cluster_squeeze, time_to_target
-from hwlib.training_step import transformer_params
+from hwlib.training import transformer_params
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,

@@ -49,7 +49,7 @@ def optimizer_bytes(n_params: Number, n_chips: Number = 1, b_opt: Number = doc00
 
 @dataclass(frozen=True, eq=False)
 class TrainingStep:
-    """One optimizer step on one chip: its tokens, seconds and their parts; joules on demand.
+    """One optimizer step on one chip: its tokens (``tokens_per_step``), seconds and their parts; joules on demand.
 
     ``time_s`` = ``layers_time_s`` + ``optimizer_time_s`` + ``allreduce_time_s``; ``slowdown`` =
     ``time_s`` / (FLOPs / peak). The energy properties (``energy_j`` = ``arithmetic_j`` + ``hbm_j``
@@ -57,7 +57,7 @@ class TrainingStep:
     """
 
     chip: Chip
-    tokens: Number
+    tokens_per_step: Number
     flops: Number
     hbm_bytes: Number
     intensity: Number
@@ -89,11 +89,11 @@ class TrainingStep:
 
     @property
     def time_per_token_s(self) -> Number:
-        return scalar_or_array(np.asarray(self.time_s) / np.asarray(self.tokens))
+        return scalar_or_array(np.asarray(self.time_s) / np.asarray(self.tokens_per_step))
 
     @property
     def energy_per_token_j(self) -> Number:
-        return scalar_or_array(np.asarray(self.energy_j) / np.asarray(self.tokens))
+        return scalar_or_array(np.asarray(self.energy_j) / np.asarray(self.tokens_per_step))
 
     @property
     def power_w(self) -> Number:
@@ -150,10 +150,10 @@ def training_step(
     layers_time = np.asarray(layer.time_s) * repeat
     time = layers_time + opt_time + ar_time
     flops = np.asarray(layer.flops) * repeat
-    layer_bytes = (np.asarray(layer.weight_bytes) + np.asarray(layer.activation_bytes)) * repeat
+    layer_bytes = (np.asarray(layer.weight_hbm_bytes) + np.asarray(layer.activation_hbm_bytes)) * repeat
     ideal = flops / chip.peak("bf16")
     values = {
-        "tokens": np.asarray(positive("T", T)) * visits, "flops": flops, "hbm_bytes": layer_bytes + opt_bytes,
+        "tokens_per_step": np.asarray(positive("T", T)) * visits, "flops": flops, "hbm_bytes": layer_bytes + opt_bytes,
         "intensity": flops / (layer_bytes + opt_bytes), "time_s": time, "layers_time_s": layers_time,
         "optimizer_time_s": opt_time, "allreduce_time_s": ar_time, "ideal_time_s": ideal, "slowdown": time / ideal,
         "_layer_hbm_bytes": layer_bytes, "_optimizer_bytes": opt_bytes,
@@ -197,7 +197,7 @@ def regime_steps(chip: Chip, scenarios: tuple[Scenario, ...] = doc002.SCENARIOS,
     bandwidth = np.array([1.0 if s.fabric is None else
                           (chosen.get(s.fabric) or regime_fabric(chip, s.fabric)).bytes_per_s for s in scenarios])
     return training_step(
-        d, np.array([s.tokens for s in scenarios]), chip, n_layers,
+        d, np.array([s.T for s in scenarios]), chip, n_layers,
         micro_batches=np.array([s.micro_batches for s in scenarios]),
         n_chips=np.array([s.n_chips for s in scenarios]), fabric_bytes_per_s=bandwidth,
         n_params=transformer_params(d, n_layers, vocab), seq_len=seq_len, **options)

@@ -1,8 +1,8 @@
-"""hwlib.training_step and hwlib.collectives: document 002's Table 5 and the per-step costs.
+"""hwlib.training and hwlib.collectives: document 002's Table 5 and the per-step costs.
 
 Ported from the 0.1 tests/test_layer_model.py (training_step, optimizer_bytes and allreduce_time_s
 moved out of hwlib.layer_model; hw.fabric_bytes_per_s(chip, "nvlink"/"ib") became
-hwlib.training_step.regime_fabric(chip, "scale-up"/"scale-out").bytes_per_s).
+hwlib.training.regime_fabric(chip, "scale-up"/"scale-out").bytes_per_s).
 """
 
 import dataclasses
@@ -12,7 +12,7 @@ import pytest
 
 import hwlib as hw
 from hwlib.data import doc002
-from hwlib.training_step import TrainingStep, regime_fabric
+from hwlib.training import TrainingStep, regime_fabric
 
 A100 = hw.chip("A100-80GB", source="doc002")
 H100 = hw.chip("H100-SXM", source="doc002")
@@ -48,7 +48,7 @@ def _table_5_row(tokens, micro, n_chips, fabric):
 
 def _format_row(step):
     shares = step.energy_shares()
-    return (f"{step.tokens:.0f}", f"{1e3 * step.time_per_token_s:.3f}", f"{1e3 * step.energy_per_token_j:.3f}",
+    return (f"{step.tokens_per_step:.0f}", f"{1e3 * step.time_per_token_s:.3f}", f"{1e3 * step.energy_per_token_j:.3f}",
             f"{100 * shares['arithmetic_j']:.1f}", f"{100 * shares['hbm_j']:.1f}", f"{100 * shares['static_j']:.1f}",
             f"{step.intensity:.0f}", f"{step.slowdown:.2f}")
 
@@ -81,7 +81,7 @@ def test_table_5_over_arrays():
 
 
 def test_table_5_from_the_documents_scenarios():
-    assert [(s.tokens, s.micro_batches, s.n_chips, s.fabric) for s in doc002.SCENARIOS] == [
+    assert [(s.T, s.micro_batches, s.n_chips, s.fabric) for s in doc002.SCENARIOS] == [
         (t, m, n, FABRIC_KIND[f]) for (t, m, n, f), _ in TABLE_5]
     steps = hw.regime_steps(A100)
     for i, (_, printed) in enumerate(TABLE_5):
