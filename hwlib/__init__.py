@@ -13,8 +13,10 @@ chapter that explains it; CONTRIBUTING.md lists every quantity's one name and sy
 from __future__ import annotations
 
 import importlib
+import types
 
 from hwlib.units import (
+    BITS_PER_BYTE,
     BYTES_PER_ELEMENT,
     GB,
     MB,
@@ -65,6 +67,7 @@ from hwlib.roofline import (
     roofline_time_s,
 )
 from hwlib.memory import (
+    RECOMPUTE,
     activation_bytes,
     chips_needed,
     deployment_chips,
@@ -80,6 +83,7 @@ from hwlib.memory import (
 )
 from hwlib.inference import decode_step_time_s
 from hwlib.energy import (
+    ADD_EQUIVALENT_J,
     add_equivalent_distance_mm,
     add_equivalents,
     byte_costs,
@@ -118,6 +122,9 @@ from hwlib.measure.device import device_info, estimated_cpu_peak, measurement_pl
 from hwlib.measure.timing import measure_matmul, measure_matmuls, measure_stream, measured_chip
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost
 
+_SOURCE_MODULES = {"hwlib.data.doc000", "hwlib.data.doc002", "hwlib.data.literature"}
+"""The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""
+
 _VIZ = {
     "hwlib.viz.glue": ("glue",),
     "hwlib.viz.style": ("PALETTE", "use_book_style"),
@@ -154,8 +161,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = sorted(
-    name for name in globals()
+    name for name, value in globals().items()
     if not name.startswith("_") and name not in {"annotations", "importlib"}
+    and (not isinstance(value, types.ModuleType) or value.__name__ in _SOURCE_MODULES)
 ) + sorted(_LAZY)
 
 __version__ = "0.2.0"

@@ -25,8 +25,7 @@ from hwlib._checks import Number, non_negative, positive, scalar_or_array
 from hwlib.data import doc002, literature
 from hwlib.data.records import ENERGY_FIELDS, Chip, require_chip
 from hwlib.roofline import ridge_point
-
-BITS_PER_BYTE = 8
+from hwlib.units import BITS_PER_BYTE
 ADD_EQUIVALENT_J = BITS_PER_BYTE * literature.ADD_ENERGY_PER_BIT.value
 """One int8 add: 8 bits x 1 fJ/bit = 8 fJ (J). Document 002's unit ``AE``."""
 

@@ -51,7 +51,7 @@ def _out(values: np.ndarray) -> Number:
 def training_state_bytes(n_params: Number, recipe: str | TrainingRecipe) -> Number:
     """Bytes of weights, gradients, master copy and optimizer state for ``n_params`` parameters.
 
-    ``recipe`` is a key of ``hw.recipes()`` (e.g. "zero_mixed_adam") or a :class:`TrainingRecipe`.
+    ``recipe`` is a key of ``hw.recipes()`` (e.g. "zero_mixed_adam") or a :class:`~hwlib.data.records.TrainingRecipe`.
     Activations are not included (see :func:`activation_bytes`).
     Explained in the chapter "HBM budgets for training".
     """
@@ -205,7 +205,7 @@ def deployment_chips(total_bytes: Number, chip: Chip, usable_fraction: Number = 
                      ) -> int | np.ndarray:
     """Chips in the smallest real deployment (slice shape or whole nodes) that holds ``total_bytes``.
 
-    :func:`chips_needed` rounded up to the next size of :func:`deployment`; beyond the
+    :func:`chips_needed` rounded up to the next size of :func:`hw.deployment <hwlib.data.deployment>`; beyond the
     largest single size, to a whole multiple of it. Explained in "HBM budgets for training".
     """
     needed = np.asarray(chips_needed(total_bytes, chip, usable_fraction))

@@ -24,6 +24,8 @@ MiB = 2.0**20
 GiB = 2.0**30
 TiB = 2.0**40
 
+BITS_PER_BYTE = 8
+
 GIGA = 1e9
 TERA = 1e12
 PETA = 1e15
