@@ -19,18 +19,18 @@ def test_chip_table_is_computed_from_the_records():
     table = hw.chip_table(DOC)
     assert list(table.index) == [record.label for record in DOC]
     row = table.loc["TPU v5e [doc000]"]
-    # 0.1's "HBM (GiB)" column is "HBM as printed (GiB)", beside the GB and what-a-program-sees columns
-    assert row["HBM as printed (GiB)"] == 16.0 and row["HBM a program sees (GiB)"] == 16.0
-    assert row["HBM as printed (GB)"] == 16 * 2**30 / 1e9 and row["HBM bandwidth (GB/s)"] == 819.0
+    # 0.1's "HBM (GiB)" column is "HBM as printed" (in the printed unit), beside what a program sees
+    assert row["HBM as printed"] == "16 GiB" and row["HBM a program sees (GiB)"] == 16.0
+    assert row["HBM bandwidth (GB/s)"] == 819.0
     assert row["ridge point (FLOP/byte)"] == hw.ridge_point(DOC[0])
     assert row["bf16 peak (TFLOP/s)"] == 197.0
 
 
 def test_chip_table_shows_the_capacity_a_program_sees():
     table = hw.chip_table([hw.chip("H100"), hw.chip("v5p")])
-    assert table.loc["H100-SXM", "HBM as printed (GB)"] == 80.0
+    assert table.loc["H100-SXM", "HBM as printed"] == "80 GB"
     assert table.loc["H100-SXM", "HBM a program sees (GiB)"] == 81559 / 1024
-    assert table.loc["TPU v5p", "HBM as printed (GiB)"] == 95.0 == table.loc["TPU v5p", "HBM a program sees (GiB)"]
+    assert table.loc["TPU v5p", "HBM as printed"] == "95 GiB" and table.loc["TPU v5p", "HBM a program sees (GiB)"] == 95.0
     assert list(hw.chip_table([hw.chip("H100")], dtype="fp8").columns)[0] == "fp8 peak (TFLOP/s)"
 
 

@@ -75,7 +75,8 @@ def _repository_buttons(app, config):
 
 
 def setup(app):
-    app.config.html_static_path.extend([str(ROOT / "web" / "static"), str(ROOT / "web" / "js")])
+    app.config.html_static_path.extend([str(ROOT / "web" / "static"), str(ROOT / "web" / "js"), str(ROOT / "web" / "css")])
+    app.add_css_file("book.css")
     app.add_js_file(None, priority=100, body=REQUIRE_CONFIG)
     app.add_js_file("mathjax2-hub-shim.js", priority=600, defer="defer")
     app.connect("html-page-context", _drop_repeated_scripts, priority=900)

@@ -34,18 +34,23 @@ from hwlib.training import regime_steps
 from hwlib.units import GB, GiB, MiB, TERA
 
 
-def chip_table(chips: Sequence[Chip], dtype: str = "bf16") -> pd.DataFrame:
-    """One row per chip: dense ``dtype`` peak, HBM as printed and as a program sees it, bandwidth, ridge point,
-    and the on-chip memory the layer model's re-blocking term uses (NaN where none is sourced).
+def printed_capacity(chip: Chip) -> str:
+    """The HBM capacity in the unit its source prints, e.g. '16 GiB' or '80 GB'. Chapter "Rooflines and ridge points"."""
+    chip = require_chip(chip)
+    binary = "gib" in chip.hbm.quoted.lower()
+    return f"{chip.hbm_bytes / (GiB if binary else GB):,.4g} {'GiB' if binary else 'GB'}"
 
-    Chapter "Rooflines and ridge points" and the hardware appendix.
+
+def chip_table(chips: Sequence[Chip], dtype: str = "bf16") -> pd.DataFrame:
+    """One row per chip: dense ``dtype`` peak, HBM as printed (in its printed unit) and as a program sees it,
+    bandwidth, ridge point, and the on-chip memory the layer model's re-blocking term uses (NaN where none is
+    sourced). Chapter "Rooflines and ridge points" and the hardware appendix.
     """
     rows = [
         {
             "chip": record.label,
             f"{dtype} peak (TFLOP/s)": record.peak(dtype) / TERA,
-            "HBM as printed (GiB)": record.hbm_bytes / GiB,
-            "HBM as printed (GB)": record.hbm_bytes / GB,
+            "HBM as printed": printed_capacity(record),
             "HBM a program sees (GiB)": record.capacity_bytes / GiB,
             "HBM bandwidth (GB/s)": record.hbm_bytes_per_s / GB,
             "ridge point (FLOP/byte)": ridge_point(record, dtype),
