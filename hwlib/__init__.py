@@ -74,8 +74,6 @@ from hwlib.memory import (
     deployment_name,
     kv_cache_bytes,
     max_params,
-    model_kv_cache_bytes,
-    model_weight_bytes,
     tokens_that_fit,
     training_state_breakdown,
     training_state_bytes,

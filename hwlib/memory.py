@@ -30,7 +30,8 @@ import numpy as np
 
 from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negative, one_of, positive
 from hwlib.data import deployment, doc000, recipe as find_recipe
-from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require, require_chip
+from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require_chip
+from hwlib.data.records.model_shape import kv_bytes
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
 
 RECOMPUTE = ("none", "selective", "full")
@@ -123,21 +124,29 @@ def activation_bytes(
 
 def kv_cache_bytes(
     seq_len: Number,
-    n_layers: Number,
-    n_kv_heads: Number,
-    head_dim: Number,
+    n_layers: Number | ModelShape,
+    n_kv_heads: Number | None = None,
+    head_dim: Number | None = None,
     dtype: str = "bf16",
     batch: Number = 1,
 ) -> Number:
     """Bytes of cached keys and values: 2 x n_layers x seq_len x n_kv_heads x head_dim x size x batch.
 
-    ``n_kv_heads`` equals the query heads for multi-head attention (MHA), is 1 for
-    multi-query attention (MQA, Shazeer 2019, arXiv:1911.02150) and lies between for
-    grouped-query attention (GQA, Ainslie et al. 2023, arXiv:2305.13245). ``dtype`` is the
-    cache's element type, one of ``hw.BYTES_PER_ELEMENT`` (quantization scales are not
-    counted). Explained in the chapter "KV-cache precision".
+    Give the geometry (``n_layers``, ``n_kv_heads``, ``head_dim``) or a ModelShape in place of
+    ``n_layers`` (``hw.kv_cache_bytes(8192, hw.model("llama-3-8b"), dtype="int8")``). ``n_kv_heads``
+    equals the query heads for multi-head attention (MHA), is 1 for multi-query attention (MQA,
+    Shazeer 2019, arXiv:1911.02150) and lies between for grouped-query attention (GQA, Ainslie et al.
+    2023, arXiv:2305.13245). ``dtype`` is the cache's element type, one of ``hw.BYTES_PER_ELEMENT``
+    (quantization scales are not counted). Explained in the chapter "KV-cache precision".
     """
     one_of("dtype", dtype, BYTES_PER_ELEMENT)
+    if isinstance(n_layers, ModelShape):
+        if n_kv_heads is not None or head_dim is not None:
+            raise TypeError("give a ModelShape or n_layers, n_kv_heads and head_dim, not both")
+        n_layers, n_kv_heads, head_dim = n_layers.n_layers, n_layers.n_kv_heads, n_layers.head_dim
+    elif n_kv_heads is None or head_dim is None:
+        raise TypeError("n_kv_heads and head_dim are needed unless n_layers is a ModelShape such as "
+                        "hw.model('llama-3-8b')")
     n, layer, kv, d, batches = broadcast(
         seq_len=non_negative("seq_len", seq_len, integral=True),
         n_layers=positive("n_layers", n_layers, integral=True),
@@ -145,25 +154,7 @@ def kv_cache_bytes(
         head_dim=positive("head_dim", head_dim, integral=True),
         batch=positive("batch", batch, integral=True),
     )
-    return _out(2.0 * layer * n * kv * d * dtype_bytes(dtype) * batches)
-
-
-def model_kv_cache_bytes(model: ModelShape, seq_len: Number, dtype: str = "bf16", batch: Number = 1) -> Number:
-    """KV-cache bytes of ``batch`` sequences of ``seq_len`` tokens of ``model`` (``kv_cache_bytes`` of its shape).
-
-    Chapter "KV-cache precision".
-    """
-    shape = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
-    return kv_cache_bytes(seq_len, shape.n_layers, shape.n_kv_heads, shape.head_dim, dtype, batch)
-
-
-def model_weight_bytes(model: ModelShape, dtype: str = "bf16") -> float:
-    """Bytes of ``model``'s weights stored in ``dtype`` (quantization scales not counted).
-
-    Chapter "KV-cache precision".
-    """
-    shape = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
-    return shape.params * dtype_bytes(dtype)
+    return _out(kv_bytes(n, layer, kv, d, dtype_bytes(dtype), batches))
 
 
 # --- capacity ----------------------------------------------------------------------------

@@ -241,7 +241,7 @@ def test_kv_cache_takes_fp4_and_every_dtype():
     assert hw.kv_cache_bytes(1, 32, 8, 128, dtype="fp4") == 2 * 32 * 8 * 128 * 0.5
     for dtype, size in hw.BYTES_PER_ELEMENT.items():
         assert hw.kv_cache_bytes(1, 32, 8, 128, dtype=dtype) == 2 * 32 * 8 * 128 * size, dtype
-        assert hw.model_kv_cache_bytes(hw.model("llama-3-8b"), 1, dtype) == 2 * 32 * 8 * 128 * size, dtype
+        assert hw.kv_cache_bytes(1, hw.model("llama-3-8b"), dtype=dtype) == 2 * 32 * 8 * 128 * size, dtype
 
 
 # --- lookups: one singular, one plural per record kind -------------------------------------

@@ -191,7 +191,7 @@ def test_memory_explorer_reports_the_budget():
     explorer = hw.MemoryBudgetExplorer(chips=DOC000, chip=DOC000[0], model=hw.model("Llama 3 8B"),
                                        recipe=hw.recipe("fp32_adam"), seq_len=512)
     parts = explorer.parts_bytes()
-    assert parts["optimizer"] == 8 * hw.model("llama-3-8b").params
+    assert parts["optimizer"] == 8 * hw.model("llama-3-8b").params()
     assert "v5litepod-16" in explorer.summary.value
     explorer.recompute.value = "full"
     assert explorer.parts_bytes()["activations"] == 32 * 2 * 512 * 4096
@@ -204,10 +204,10 @@ def test_kv_explorer_reports_the_cache_and_the_decode_bound():
     h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 8B")
     explorer = hw.KVCacheExplorer(chip=h100, model=llama, seq_len=8192, batch=16)
     assert "1 GiB" in explorer.summary.value
-    weights = hw.model_weight_bytes(llama)
-    bound = hw.decode_step_time_s(weights, hw.model_kv_cache_bytes(llama, 8192), 16, h100)
+    weights = llama.weight_bytes()
+    bound = hw.decode_step_time_s(weights, hw.kv_cache_bytes(8192, llama), 16, h100)
     assert hw.format_seconds(bound) in explorer.summary.value
-    fit = hw.tokens_that_fit(h100, weights, hw.model_kv_cache_bytes(llama, 1)) // 8192
+    fit = hw.tokens_that_fit(h100, weights, hw.kv_cache_bytes(1, llama)) // 8192
     assert f"<td>bf16</td><td>1 GiB</td><td>{int(fit):,}</td>" in explorer.summary.value
     explorer.batch.value = 1024
     assert explorer.summary.value.count("does not fit") == 4

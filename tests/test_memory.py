@@ -45,10 +45,10 @@ def test_document_000_budgets_from_its_own_records_and_constants():
     for key, params, tokens in (("doc000-7b", doc000.PARAMS_7B, doc000.KV_TOKENS_7B),
                                 ("doc000-1.5b", doc000.PARAMS_1P5B, doc000.KV_TOKENS_1P5B)):
         model = hw.model(key)
-        assert model.params == params and model.attention == "not stated"
+        assert model.published_params == params and model.attention == "not stated"
         for dtype in ("fp32", "bf16", "int8"):
-            assert hw.model_kv_cache_bytes(model, tokens, dtype) == hw.kv_cache_bytes(tokens, 32, 8, 128, dtype)
-    assert round(hw.model_kv_cache_bytes(hw.model("doc000-7b"), 8192, "fp32") / GiB, 3) == 2.0
+            assert hw.kv_cache_bytes(tokens, model, dtype=dtype) == hw.kv_cache_bytes(tokens, 32, 8, 128, dtype)
+    assert round(hw.kv_cache_bytes(8192, hw.model("doc000-7b"), dtype="fp32") / GiB, 3) == 2.0
     assert round(hw.training_state_bytes(doc000.PARAMS_7B, doc000.MIXED_BF16) / GiB, 3) == 117.347
 
 

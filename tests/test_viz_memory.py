@@ -41,10 +41,10 @@ def test_kv_plots():
     h100, llama3 = hw.chip("H100-SXM"), hw.model("llama-3-8b")
     ax = plot_decode_bound(llama3, h100, 8192, np.array([1, 2, 4, 1024]))
     bf16 = ax.get_lines()[2]  # fp32 line and its end marker come first
-    largest = hw.tokens_that_fit(h100, hw.model_weight_bytes(llama3), hw.model_kv_cache_bytes(llama3, 1)) // 8192
+    largest = hw.tokens_that_fit(h100, llama3.weight_bytes(), hw.kv_cache_bytes(1, llama3)) // 8192
     np.testing.assert_array_equal(bf16.get_xdata(), [1, 2, 4, largest])
     full = 1e3 * hw.usable_bytes(h100) / h100.hbm_bytes_per_s
-    one_sequence = 1e3 * hw.model_kv_cache_bytes(llama3, 8192) / h100.hbm_bytes_per_s
+    one_sequence = 1e3 * hw.kv_cache_bytes(8192, llama3) / h100.hbm_bytes_per_s
     assert full - one_sequence < bf16.get_ydata()[-1] <= full
     assert "ms" in ax.get_ylabel()
     plt.close("all")

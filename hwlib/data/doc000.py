@@ -66,9 +66,10 @@ _GEOMETRY_NOTE = ("Document 000 gives only layers=32, kv_heads=8, head_dim=128 a
 _COUNT = cite(f"{_BUDGET} defaults")
 
 MODELS: tuple[ModelShape, ...] = (
-    ModelShape("doc000-7b", "document 000, 7B", 32, None, None, 8, 128,
-               _COUNT(PARAMS_7B, "parameters", "params_billions=7.0"), _BUDGET, note=_GEOMETRY_NOTE),
-    ModelShape("doc000-1.5b", "document 000, 1.5B", 32, None, None, 8, 128,
-               _COUNT(PARAMS_1P5B, "parameters", "params_billions=1.5"), _BUDGET, note=_GEOMETRY_NOTE),
+    ModelShape(key="doc000-7b", name="document 000, 7B", n_layers=32, n_kv_heads=8, head_dim=128,
+               n_params=_COUNT(PARAMS_7B, "parameters", "params_billions=7.0"), source=_BUDGET, note=_GEOMETRY_NOTE),
+    ModelShape(key="doc000-1.5b", name="document 000, 1.5B", n_layers=32, n_kv_heads=8, head_dim=128,
+               n_params=_COUNT(PARAMS_1P5B, "parameters", "params_billions=1.5"), source=_BUDGET,
+               note=_GEOMETRY_NOTE),
 )
 """The KV geometry of ``estimate_memory_gib``, one record per model size it is used for."""

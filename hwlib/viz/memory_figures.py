@@ -14,7 +14,7 @@ from hwlib._checks import non_negative
 from hwlib.data import doc000, recipe as find_recipe, recipes as all_recipes
 from hwlib.data.records import Chip, ModelShape, require_chip
 from hwlib.inference import decode_step_time_s
-from hwlib.memory import activation_bytes, model_kv_cache_bytes, model_weight_bytes, tokens_that_fit, usable_bytes
+from hwlib.memory import activation_bytes, kv_cache_bytes, tokens_that_fit, usable_bytes
 from hwlib.units import GiB, KiB
 from hwlib.viz.style import PALETTE, new_axes
 
@@ -119,7 +119,7 @@ def plot_kv_per_token(models: Sequence, dtypes: Sequence[str] = ("fp32", "bf16",
     ax = new_axes(ax, (7.5, 0.2 * len(models) * len(dtypes) + 1.0))
     height = 0.8 / len(dtypes)
     for index, (dtype, colour) in enumerate(zip(dtypes, PALETTE)):
-        values = np.array([model_kv_cache_bytes(record, 1, dtype) for record in models]) / KiB
+        values = np.array([kv_cache_bytes(1, record, dtype=dtype) for record in models]) / KiB
         bars = ax.barh(np.arange(len(models)) + index * height, values, height=height * 0.92,
                        color=colour, label=dtype)
         ax.bar_label(bars, labels=[f"{v:,.4g}" for v in values], padding=2, fontsize=7)
@@ -153,11 +153,11 @@ def plot_decode_bound(
     _require_models([model])
     require_chip(chip)
     ax = new_axes(ax, (7.0, 4.2))
-    weights = model_weight_bytes(model, weight_dtype)
+    weights = model.weight_bytes(weight_dtype)
     batches = np.asarray(batches)
     for colour, dtype in zip(PALETTE, kv_dtypes):
-        per_sequence = model_kv_cache_bytes(model, seq_len, dtype)
-        fit = tokens_that_fit(chip, weights, model_kv_cache_bytes(model, 1, dtype), usable_fraction, n_chips) // seq_len
+        per_sequence = kv_cache_bytes(seq_len, model, dtype=dtype)
+        fit = tokens_that_fit(chip, weights, kv_cache_bytes(1, model, dtype=dtype), usable_fraction, n_chips) // seq_len
         # the batches that fit, plus the largest one that does, where HBM is full
         shown = np.union1d(batches[batches <= fit], [fit] if 1 <= fit <= batches.max() else [])
         if shown.size:

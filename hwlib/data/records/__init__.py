@@ -21,7 +21,8 @@ from hwlib.data.records.hardware import (
     require_chips,
 )
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
-from hwlib.data.records.workloads import TRAINING_PARTS, ModelShape, Scenario, TrainingRecipe
+from hwlib.data.records.model_shape import ModelShape
+from hwlib.data.records.workloads import TRAINING_PARTS, Scenario, TrainingRecipe
 
 __all__ = [
     "ENERGY_FIELDS", "FABRIC_KINDS", "READ_ON", "SOURCES", "TRAINING_PARTS", "Chip", "Cluster", "Deployment",

@@ -1,4 +1,4 @@
-"""Workload records: a model's shape, a way to hold its training state, and a training regime.
+"""Workload records: a way to hold a model's training state, and a training regime.
 
 Explained in the chapters "HBM budgets for training", "KV-cache precision" and "A 7B model,
 regime by regime".
@@ -12,7 +12,6 @@ from types import MappingProxyType
 
 from hwlib._checks import one_of
 from hwlib.data.records.hardware import FABRIC_KINDS
-from hwlib.data.records.quantities import READ_ON, Sourced
 
 
 TRAINING_PARTS = ("weights", "gradients", "master", "optimizer")
@@ -77,53 +76,3 @@ class Scenario:
     def __post_init__(self) -> None:
         if self.fabric is not None:
             one_of("fabric", self.fabric, FABRIC_KINDS)
-
-
-@dataclass(frozen=True)
-class ModelShape:
-    """The shape of one decoder-only transformer, as its source gives it.
-
-    ``d_model`` and ``n_heads`` are None where the source gives only the KV geometry
-    (document 000). ``n_params`` is the :class:`Sourced` parameter count (unit
-    'parameters'). Counts from the shape are in :mod:`hwlib.memory`
-    (``model_weight_bytes``, ``model_kv_cache_bytes``). Chapter "KV-cache precision".
-    """
-
-    key: str
-    name: str
-    n_layers: int
-    d_model: int | None
-    n_heads: int | None
-    n_kv_heads: int
-    head_dim: int
-    n_params: Sourced
-    source: str
-    read_on: str = READ_ON
-    note: str = ""
-
-    def __post_init__(self) -> None:
-        for name in ("n_layers", "n_kv_heads", "head_dim"):
-            value = getattr(self, name)
-            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-                raise ValueError(f"ModelShape.{name} must be a positive int, got {value!r}")
-        if self.n_heads is not None and self.n_heads % self.n_kv_heads:
-            raise ValueError(f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads "
-                             f"({self.n_kv_heads})")
-
-    @property
-    def params(self) -> float:
-        """Parameter count."""
-        return float(self.n_params.value)
-
-    @property
-    def attention(self) -> str:
-        """'MHA' (one KV head per query head), 'MQA' (one KV head), 'GQA' (between), or 'not stated'."""
-        if self.n_heads is None:
-            return "not stated"
-        if self.n_kv_heads == self.n_heads:
-            return "MHA"
-        return "MQA" if self.n_kv_heads == 1 else "GQA"
-
-    def __str__(self) -> str:
-        return (f"{self.name}: {self.n_layers} layers, {self.n_kv_heads} KV heads x {self.head_dim}, "
-                f"{self.attention}, {self.params / 1e9:.2f}B params [{self.source}]")

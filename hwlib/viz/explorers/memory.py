@@ -26,8 +26,7 @@ from hwlib.memory import (
     chips_needed,
     deployment_chips,
     deployment_name,
-    model_kv_cache_bytes,
-    model_weight_bytes,
+    kv_cache_bytes,
     tokens_that_fit,
     training_state_breakdown,
     usable_bytes,
@@ -142,7 +141,7 @@ class MemoryBudgetExplorer(Explorer):
     def parts_bytes(self) -> dict[str, float]:
         """Bytes of each part for the current settings (the four state parts and the activations)."""
         record = self.model.value
-        parts = training_state_breakdown(record.params, self.recipe.value)
+        parts = training_state_breakdown(record.params(), self.recipe.value)
         per_layer = activation_bytes(self.seq_len.value, 1, record.d_model, record.n_heads,
                                      recompute=self.recompute.value)
         return {**parts, "activations": record.n_layers * per_layer}
@@ -181,7 +180,7 @@ class KVCacheExplorer(Explorer):
                  weight_dtype: str = "bf16", seq_len: int = 8192, batch: int = 16,
                  usable_fraction: float = doc000.USABLE_FRACTION) -> None:
         chip_records, chip = _offered_chips(chips, chip, "H100-SXM")
-        model_records, model = _offered_models(models, model, need_width=False)
+        model_records, model = _offered_models(models, model, need_width=True)
         options_in("weight_dtype", weight_dtype, WEIGHT_DTYPES)
         options_in("seq_len", seq_len, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
         options_in("batch", batch, BATCHES, f"a power of two from 1 to {BATCHES[-1]}")
@@ -220,11 +219,11 @@ class KVCacheExplorer(Explorer):
     def curves(self) -> dict[str, tuple[float, int, np.ndarray]]:
         """Per KV dtype: cache bytes per sequence, the largest batch that fits, decode bound (s) per batch."""
         record, chip, seq_len = self.model.value, self.chip.value, self.seq_len.value
-        weights = model_weight_bytes(record, self.weight_dtype.value)
+        weights = record.weight_bytes(self.weight_dtype.value)
         result = {}
         for dtype in KV_DTYPES:
-            per_sequence = model_kv_cache_bytes(record, seq_len, dtype)
-            fit = tokens_that_fit(chip, weights, model_kv_cache_bytes(record, 1, dtype), self.usable_fraction)
+            per_sequence = kv_cache_bytes(seq_len, record, dtype=dtype)
+            fit = tokens_that_fit(chip, weights, kv_cache_bytes(1, record, dtype=dtype), self.usable_fraction)
             result[dtype] = (per_sequence, int(fit // seq_len),
                              np.asarray(decode_step_time_s(weights, per_sequence, self._x, chip)))
         return result

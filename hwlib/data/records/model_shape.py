@@ -1,0 +1,244 @@
+"""The shape of a transformer and every count that follows from it: parameters, FLOPs per token, bytes.
+
+One :class:`ModelShape` describes a decoder-only model: widths, layer count, query and key-value
+heads and their size, the MLP's kind ("gelu": two matrices, up and down; "gated": three, as in
+SwiGLU) and width, the vocabulary and whether the output head shares the embedding, biases,
+norms, learned positions, and mixture-of-experts fields. Counting from the shape:
+
+* parameters per layer: attention d n_h d_h (Q) + 2 d n_kv d_h (K, V) + n_h d_h d (output), plus
+  biases; a dense MLP of 2 or 3 matrices of d x d_ff, or n_e experts of 3 d d_ff_e each plus a
+  d x n_e router; the norms' weights (and biases for LayerNorm). Embeddings V d, an untied output
+  head another V d, learned positions n_pos d, a final norm (Vaswani et al. 2017; Shazeer 2020,
+  "GLU variants improve Transformer", arXiv:2002.05202; Jiang et al. 2024, "Mixtral of Experts",
+  arXiv:2401.04088);
+* forward FLOPs per token: 2 per matmul parameter that the token uses (every layer's attention and
+  MLP weights, only the chosen experts of an MoE, and the output head; the embedding lookup costs no
+  FLOPs) plus the attention scores 4 n_h d_h per layer per token attended to (Q K^T and the weighted
+  sum of V). Training (forward + backward) is three times the forward (Kaplan et al. 2020, Sec. 2.1).
+
+The source documents' transformer (12 d^2 parameters and 72 d^2 T training FLOPs per layer) is the
+special case of a GELU MLP of width 4d, multi-head attention, no biases and no norms. Explained in
+the chapter "KV-cache precision" and, for document 002's special case, "The training step as
+compute and commute".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from hwlib._checks import one_of
+from hwlib.data.records.quantities import READ_ON, Sourced
+from hwlib.units import dtype_bytes
+
+MLP_KINDS = ("gelu", "gated")
+"""MLP kinds: "gelu" has an up and a down matrix (GPT, Falcon); "gated" adds a gate (SwiGLU, GeGLU)."""
+NORMS = ("rmsnorm", "layernorm", "none")
+"""Norm kinds: RMSNorm has a weight per channel, LayerNorm a weight and a bias, "none" nothing."""
+
+MATMULS_PER_MLP = {"gelu": 2, "gated": 3}
+NORM_VECTORS = {"rmsnorm": 1, "layernorm": 2, "none": 0}
+FORWARD_FLOPS_PER_PARAM = 2.0
+"""One multiply and one add per weight per token."""
+TRAINING_OVER_FORWARD = 3.0
+"""Forward + backward: the backward pass costs twice the forward (input and weight gradients)."""
+SCORE_FLOPS_PER_HEAD_DIM = 4.0
+"""Attention per layer per token per attended token per unit of n_h d_h: Q K^T (2) and scores x V (2)."""
+KV_TENSORS = 2
+"""The cache holds keys and values."""
+
+
+def kv_bytes(seq_len: object, n_layers: object, n_kv_heads: object, head_dim: object, bytes_per_element: float,
+             batch: object = 1) -> object:
+    """KV-cache bytes: 2 x n_layers x seq_len x n_kv_heads x head_dim x bytes per element x batch (the one formula)."""
+    return KV_TENSORS * n_layers * seq_len * n_kv_heads * head_dim * bytes_per_element * batch
+
+
+def _whole(name: str, value: object, minimum: int = 1, optional: bool = False) -> None:
+    if value is None and optional:
+        return
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        allowed = f"a whole number >= {minimum}" + (" or None" if optional else "")
+        raise ValueError(f"ModelShape.{name} must be {allowed}, got {value!r}")
+
+
+@dataclass(frozen=True, kw_only=True)
+class ModelShape:
+    """The shape of one decoder-only transformer (see the module docstring for what each count includes).
+
+    ``d_model``, ``n_heads``, ``d_ff``, ``mlp`` and ``vocab`` may be None where a source gives only the
+    KV geometry (document 000): the KV counts work, the parameter and FLOP counts raise a ValueError.
+    ``n_experts`` = 0 means a dense MLP; an MoE routes each token to ``experts_per_token`` of
+    ``n_experts`` experts of width ``d_ff_expert`` (plus ``n_shared_experts`` that every token uses).
+    ``n_params`` is the published parameter count (a :class:`Sourced`), compared with ``params()`` in
+    the tests. Chapter "KV-cache precision".
+    """
+
+    key: str = "custom"
+    name: str = "custom model"
+    n_layers: int
+    d_model: int | None = None
+    n_heads: int | None = None
+    n_kv_heads: int
+    head_dim: int
+    d_ff: int | None = None
+    mlp: str | None = None
+    vocab: int | None = None
+    tied_embeddings: bool = False
+    n_experts: int = 0
+    experts_per_token: int = 0
+    n_shared_experts: int = 0
+    d_ff_expert: int | None = None
+    qkv_bias: bool = False
+    linear_bias: bool = False
+    norm: str = "rmsnorm"
+    norms_per_layer: int = 2
+    learned_positions: int = 0
+    n_params: Sourced | None = None
+    source: str = ""
+    read_on: str = READ_ON
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        for name in ("n_layers", "n_kv_heads", "head_dim"):
+            _whole(name, getattr(self, name))
+        for name in ("d_model", "n_heads", "d_ff", "vocab", "d_ff_expert"):
+            _whole(name, getattr(self, name), optional=True)
+        for name in ("n_experts", "experts_per_token", "n_shared_experts", "norms_per_layer", "learned_positions"):
+            _whole(name, getattr(self, name), minimum=0)
+        for name in ("tied_embeddings", "qkv_bias", "linear_bias"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"ModelShape.{name} must be True or False, got {getattr(self, name)!r}")
+        if self.mlp is not None:
+            one_of("ModelShape.mlp", self.mlp, MLP_KINDS)
+        one_of("ModelShape.norm", self.norm, NORMS)
+        if self.n_heads is not None and self.n_heads % self.n_kv_heads:
+            raise ValueError(f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads "
+                             f"({self.n_kv_heads})")
+        if self.n_experts:
+            if not 1 <= self.experts_per_token <= self.n_experts:
+                raise ValueError(f"ModelShape.experts_per_token must be in 1..n_experts ({self.n_experts}), "
+                                 f"got {self.experts_per_token!r}")
+            if self.d_ff_expert is None:
+                raise ValueError("ModelShape.d_ff_expert is needed when n_experts > 0")
+        elif self.experts_per_token or self.n_shared_experts:
+            raise ValueError("ModelShape.experts_per_token and n_shared_experts need n_experts > 0")
+        if self.n_params is not None and not isinstance(self.n_params, Sourced):
+            raise TypeError(f"ModelShape.n_params must be a Sourced count or None, got {self.n_params!r}")
+
+    # --- what the shape says ----------------------------------------------------------
+
+    @property
+    def attention(self) -> str:
+        """'MHA' (one KV head per query head), 'MQA' (one KV head), 'GQA' (between), or 'not stated'."""
+        if self.n_heads is None:
+            return "not stated"
+        if self.n_kv_heads == self.n_heads:
+            return "MHA"
+        return "MQA" if self.n_kv_heads == 1 else "GQA"
+
+    @property
+    def is_moe(self) -> bool:
+        return self.n_experts > 0
+
+    @property
+    def published_params(self) -> float | None:
+        """The parameter count its source publishes (``n_params``), or None."""
+        return None if self.n_params is None else float(self.n_params.value)
+
+    def _require_structure(self) -> None:
+        missing = [name for name in ("d_model", "n_heads", "mlp", "vocab") if getattr(self, name) is None]
+        if self.n_experts == 0 and self.d_ff is None:
+            missing.append("d_ff")
+        if missing:
+            raise ValueError(f"model {self.name!r} gives no {', '.join(missing)}: its parameter and FLOP counts "
+                             f"need them (its published count is model.published_params)")
+
+    # --- parameters ------------------------------------------------------------------
+
+    def param_breakdown(self, active: bool = False) -> dict[str, float]:
+        """Parameters by part: "embedding", "positions", "attention", "mlp" (dense) or "experts" and "router"
+        (MoE), "norms", "lm_head". ``active=True`` counts only the experts one token uses."""
+        self._require_structure()
+        if not isinstance(active, bool):
+            raise TypeError(f"active must be True or False, got {active!r}")
+        d, q_width, kv_width = self.d_model, self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
+        attention = d * q_width + 2 * d * kv_width + q_width * d
+        if self.qkv_bias or self.linear_bias:
+            attention += q_width + 2 * kv_width
+        if self.linear_bias:
+            attention += d
+        matrices = MATMULS_PER_MLP[self.mlp]
+        parts = {"embedding": float(self.vocab * d), "positions": float(self.learned_positions * d),
+                 "attention": float(self.n_layers * attention)}
+        if self.is_moe:
+            used = self.experts_per_token if active else self.n_experts
+            expert = matrices * d * self.d_ff_expert
+            parts["experts"] = float(self.n_layers * (used + self.n_shared_experts) * expert)
+            parts["router"] = float(self.n_layers * d * self.n_experts)
+        else:
+            mlp = matrices * d * self.d_ff + ((self.d_ff + d) if self.linear_bias else 0)
+            parts["mlp"] = float(self.n_layers * mlp)
+        vectors = NORM_VECTORS[self.norm] * d
+        parts["norms"] = float(self.n_layers * self.norms_per_layer * vectors + (vectors if self.norms_per_layer else 0))
+        parts["lm_head"] = 0.0 if self.tied_embeddings else float(self.vocab * d)
+        return parts
+
+    def params(self, active: bool = False) -> float:
+        """Parameter count from the shape; ``active=True``: those one token uses (an MoE's chosen experts)."""
+        return sum(self.param_breakdown(active).values())
+
+    def matmul_params(self, active: bool = True) -> float:
+        """Weights a token is multiplied by: attention, MLP or its chosen experts, router and output head.
+
+        The embedding lookup and the norms do no matrix multiplication.
+        """
+        parts = self.param_breakdown(active)
+        head = parts["lm_head"] if not self.tied_embeddings else parts["embedding"]
+        return parts["attention"] + parts.get("mlp", 0.0) + parts.get("experts", 0.0) + parts.get("router", 0.0) + head
+
+    def flops_per_token(self, context_len: float = 0, training: bool = False, causal: bool = True) -> float:
+        """Matmul FLOPs per token: 2 per weight it uses plus 4 n_h d_h L per token it attends to; x3 with ``training``.
+
+        ``context_len`` is the sequence length s: with ``causal`` the tokens of a sequence attend on average
+        to (s + 1) / 2 tokens, otherwise to all s (document 002's count). Element-wise work is not counted.
+        """
+        if isinstance(context_len, bool) or not isinstance(context_len, (int, float)) or not context_len >= 0:
+            raise ValueError(f"context_len must be a number of tokens >= 0, got {context_len!r}")
+        for name, flag in (("training", training), ("causal", causal)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
+        attended = (context_len + 1) / 2 if (causal and context_len) else context_len
+        scores = SCORE_FLOPS_PER_HEAD_DIM * self.n_layers * self.n_heads * self.head_dim * attended
+        forward = FORWARD_FLOPS_PER_PARAM * self.matmul_params(active=True) + scores
+        return forward * (TRAINING_OVER_FORWARD if training else 1.0)
+
+    def weight_bytes(self, dtype: str = "bf16") -> float:
+        """Bytes of all weights stored in ``dtype`` (quantization scales not counted): ``params()``, or the
+        published count where the shape gives only its KV geometry (document 000's records)."""
+        size = dtype_bytes(dtype)
+        if self.d_model is None and self.published_params is not None:
+            return self.published_params * size
+        return self.params() * size
+
+    def kv_bytes_per_token(self, dtype: str = "bf16") -> float:
+        """KV-cache bytes one token adds: 2 x n_layers x n_kv_heads x head_dim x element size."""
+        return float(kv_bytes(1, self.n_layers, self.n_kv_heads, self.head_dim, dtype_bytes(dtype)))
+
+    def __str__(self) -> str:
+        count = self.published_params or (self.params() if self.d_model else None)
+        size = f", {count / 1e9:.2f}B params" if count else ""
+        return f"{self.name}: {self.n_layers} layers, {self.n_kv_heads} KV heads x {self.head_dim}, {self.attention}{size}"
+
+    @classmethod
+    def from_hf_config(cls, config: Mapping | str, *, key: str = "custom", name: str | None = None,
+                       n_params: Sourced | None = None, source: str = "") -> ModelShape:
+        """A ModelShape from a Hugging Face ``config.json`` (a dict or a path to the file).
+
+        Reads the Llama, Mistral/Mixtral, Qwen2, Gemma 2 and GPT-2/GPT-NeoX families. Keys that change
+        a count but are not modelled raise a ValueError naming them; keys that change no count are ignored.
+        """
+        from hwlib.data.records.hf_config import shape_fields
+
+        fields = shape_fields(config)
+        return cls(key=key, name=name or fields.pop("name", key), n_params=n_params, source=source, **fields)
