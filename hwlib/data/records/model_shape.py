@@ -203,6 +203,7 @@ class ModelShape:
         ``context_len`` is the sequence length s: with ``causal`` the tokens of a sequence attend on average
         to (s + 1) / 2 tokens, otherwise to all s (document 002's count). Element-wise work is not counted.
         """
+        self._require_structure()
         if isinstance(context_len, bool) or not isinstance(context_len, (int, float)) or not context_len >= 0:
             raise ValueError(f"context_len must be a number of tokens >= 0, got {context_len!r}")
         for name, flag in (("training", training), ("causal", causal)):
