@@ -38,15 +38,20 @@ import numpy as np
 
 from hwlib._checks import Number, broadcast_shape, fraction, non_negative, positive, scalar_or_array
 from hwlib.data import doc002
-from hwlib.data.records import ENERGY_FIELDS, Chip, require_chip
+from hwlib.data.records import ENERGY_FIELDS, Chip, ModelShape, require_chip
+from hwlib.data.records.model_shape import FORWARD_FLOPS_PER_PARAM, SCORE_FLOPS_PER_HEAD_DIM, TRAINING_OVER_FORWARD
 from hwlib.roofline import ridge_point, roofline_bound_s
 
-PARAMS_PER_LAYER_PER_D2 = 12.0
-"""Parameters of a GELU-MLP (width 4d), multi-head layer per d^2: 4 attention + 8 MLP."""
-FLOPS_PER_TOKEN_PER_D2 = 72.0
-"""Training FLOPs of that layer per token per d^2: 6 x 12 (forward 2, backward 4 per parameter)."""
-SCORE_FLOPS_PER_TOKEN_PER_SD = 12.0
-"""Attention-score FLOPs per token per (s d): forward 4, backward 8 with recomputation."""
+UNIT_LAYER = ModelShape(key="gelu-mha-layer", name="one GELU-MLP (4d), multi-head layer, per d^2", n_layers=1,
+                        d_model=1, n_heads=1, n_kv_heads=1, head_dim=1, d_ff=4, mlp="gelu", vocab=1,
+                        tied_embeddings=True, norm="none", norms_per_layer=0)
+"""The source documents' layer as a ModelShape of width 1, so that its counts are per d^2."""
+PARAMS_PER_LAYER_PER_D2 = UNIT_LAYER.param_breakdown()["attention"] + UNIT_LAYER.param_breakdown()["mlp"]
+"""Parameters of that layer per d^2: 4 attention + 8 MLP = 12 (from the model-shape code)."""
+FLOPS_PER_TOKEN_PER_D2 = TRAINING_OVER_FORWARD * FORWARD_FLOPS_PER_PARAM * PARAMS_PER_LAYER_PER_D2
+"""Training FLOPs of that layer per token per d^2: 3 x 2 x 12 = 72."""
+SCORE_FLOPS_PER_TOKEN_PER_SD = TRAINING_OVER_FORWARD * SCORE_FLOPS_PER_HEAD_DIM
+"""Attention-score FLOPs per token per (s d), non-causal as in document 002: 3 x 4 = 12."""
 REBLOCKING_STREAMS = 6.0
 """Hong-Kung term: 3 GEMMs per weight x 2 bytes per element, per sqrt(Z) tokens."""
 

@@ -67,24 +67,31 @@ def matmul_flops(m: Number, k: Number, n: Number) -> Number:
     return scalar_or_array(2.0 * rows * inner * cols)
 
 
-def matmul_bytes(m: Number, k: Number, n: Number, bytes_per_element: Number = 2) -> Number:
+def matmul_bytes(m: Number, k: Number, n: Number, bytes_per_element: Number = 2, *,
+                 lhs_bytes_per_element: Number | None = None, rhs_bytes_per_element: Number | None = None,
+                 out_bytes_per_element: Number | None = None) -> Number:
     """HBM bytes of (m x k) @ (k x n) if each operand is read once and the result written once.
 
-    (m k + k n + m n) x bytes_per_element: the minimum traffic, reached when the working set
-    fits on chip. Chapter "Rooflines and ridge points".
+    m k b_lhs + k n b_rhs + m n b_out: the minimum traffic, reached when the working set fits on
+    chip. ``bytes_per_element`` sizes all three; the keyword options size one operand each, e.g.
+    int8 weights (``rhs_bytes_per_element=1``) against bf16 activations. Chapter "Rooflines and ridge points".
     """
     rows, inner, cols, size = broadcast(
         m=positive("m", m, integral=True), k=positive("k", k, integral=True), n=positive("n", n, integral=True),
         bytes_per_element=positive("bytes_per_element", bytes_per_element))
-    return scalar_or_array(size * (rows * inner + inner * cols + rows * cols))
+    lhs, rhs, out = (size if value is None else positive(name, value) for name, value in (
+        ("lhs_bytes_per_element", lhs_bytes_per_element), ("rhs_bytes_per_element", rhs_bytes_per_element),
+        ("out_bytes_per_element", out_bytes_per_element)))
+    return scalar_or_array(rows * inner * lhs + inner * cols * rhs + rows * cols * out)
 
 
-def matmul_intensity(m: Number, k: Number, n: Number, bytes_per_element: Number = 2) -> Number:
-    """FLOP/byte of (m x k) @ (k x n): 2 m k n / ((m k + k n + m n) x bytes_per_element).
+def matmul_intensity(m: Number, k: Number, n: Number, bytes_per_element: Number = 2, **operand_bytes: Number) -> Number:
+    """FLOP/byte of (m x k) @ (k x n): 2 m k n / (m k b_lhs + k n b_rhs + m n b_out) (see ``matmul_bytes``).
 
     For a square matmul of size n in bf16 this is n / 3. Chapter "Rooflines and ridge points".
     """
-    return scalar_or_array(np.asarray(matmul_flops(m, k, n)) / np.asarray(matmul_bytes(m, k, n, bytes_per_element)))
+    flops = np.asarray(matmul_flops(m, k, n))
+    return scalar_or_array(flops / np.asarray(matmul_bytes(m, k, n, bytes_per_element, **operand_bytes)))
 
 
 def elementwise_intensity(flops_per_element: Number = 1, arrays_touched: Number = 3,
