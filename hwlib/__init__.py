@@ -73,6 +73,7 @@ from hwlib.memory import (
     deployment_chips,
     deployment_name,
     kv_cache_bytes,
+    logits_bytes,
     max_params,
     tokens_that_fit,
     training_state_breakdown,

@@ -69,55 +69,114 @@ def training_state_breakdown(n_params: Number, recipe: str | TrainingRecipe) -> 
 
 # --- activations -------------------------------------------------------------------------
 
+ACTIVATION_BYTES = 2.0
+"""Activations are kept in 16 bits (bf16 or fp16), as in Korthikanti et al. 2022."""
+MASK_BYTES = 1.0
+"""A dropout mask keeps one byte per element (Korthikanti et al. 2022, Sec. 4.1)."""
+
+
+def _per_token_terms(model: ModelShape, dropout: bool) -> tuple[float, float, float]:
+    """(kept whole, split by tensor parallelism, score bytes per attended token) per token per layer, in bytes.
+
+    Kept whole: each norm's input, the inputs of the attention and MLP blocks' first matmuls, the
+    dropout masks after them. Split over n_tp: Q and K (for Q K^T), V, the attention output, and the
+    MLP's hidden activations (two of width d_ff for a GELU MLP: the activation's input and output; three
+    for a gated one: gate, up and their product), times the experts a token visits in an MoE. Scores:
+    the softmax output per attended token per head, plus its dropout mask and output with dropout.
+    """
+    e, q_width, kv_width = ACTIVATION_BYTES, model.n_heads * model.head_dim, model.n_kv_heads * model.head_dim
+    whole = e * model.d_model * (model.norms_per_layer + 2) + (2 * MASK_BYTES * model.d_model if dropout else 0.0)
+    hidden_tensors = 2 if model.mlp == "gelu" else 3
+    width = model.d_ff if not model.is_moe else model.d_ff_expert * (model.experts_per_token + model.n_shared_experts)
+    split = e * (2 * q_width + 2 * kv_width) + e * hidden_tensors * width
+    scores = model.n_heads * (e + (MASK_BYTES + e if dropout else 0.0))
+    return whole, split, scores
+
+
 def activation_bytes(
     seq_len: Number,
     batch: Number,
-    d: Number,
-    n_heads: Number,
+    d: Number | ModelShape,
+    n_heads: Number | None = None,
     tensor_parallel: Number = 1,
     sequence_parallel: bool = False,
     recompute: str = "none",
     flash_attention: bool = False,
+    dropout: bool | None = None,
 ) -> Number:
     """Bytes of activations one transformer layer keeps for the backward pass (per chip).
 
-    Korthikanti et al. 2022 (arXiv:2205.05198), Sec. 4 and Table 2, with s = ``seq_len``,
-    b = ``batch`` (micro-batch), d, n_h = ``n_heads``, t = ``tensor_parallel``;
-    16-bit activations and 1-byte dropout masks:
+    With ``d`` and ``n_heads``: Korthikanti et al. 2022 (arXiv:2205.05198), Sec. 4 and Table 2, for
+    their GPT layer (a GELU MLP of width 4d, multi-head attention, dropout), with s = ``seq_len``,
+    b = ``batch`` (micro-batch), n_tp = ``tensor_parallel``, 16-bit activations and 1-byte masks:
 
     - no parallelism: s b d (34 + 5 n_h s / d)
-    - tensor parallel: s b d (10 + 24/t + 5 n_h s / (d t))
-    - tensor + sequence parallel: s b d (34/t + 5 n_h s / (d t))
+    - tensor parallel: s b d (10 + 24/n_tp + 5 n_h s / (d n_tp))
+    - tensor + sequence parallel: s b d (34/n_tp + 5 n_h s / (d n_tp))
     - selective recompute drops the 5 n_h s / d term (the attention scores, softmax and its
-      dropout are recomputed); with sequence parallelism s b d (34/t)
+      dropout are recomputed); with sequence parallelism s b d (34/n_tp)
     - full recompute keeps only the layer input, 2 s b d (Table 2); with sequence
-      parallelism that input is split too, 2 s b d / t (our extension of the table).
+      parallelism that input is split too, 2 s b d / n_tp (our extension of the table).
 
-    ``flash_attention=True`` drops the 5 n_h s / d term as well: a FlashAttention-style kernel
-    (Dao et al. 2022, arXiv:2205.14135, Sec. 3.1) never writes the s x s score matrix and
-    recomputes it in the backward pass from the output and per-row softmax statistics;
-    those statistics, O(n_h s b) values, are neglected beside the O(s b d) terms.
+    With a ModelShape in place of ``d``: the same accounting for the model's own structure (its MLP
+    kind and width or the experts a token visits, its query and KV widths under GQA, its norms), with
+    ``dropout`` False unless asked for (Llama, Qwen and Mixtral train without it); Korthikanti's
+    counts are the special case of their GPT shape with ``dropout=True``.
+
+    ``flash_attention=True`` drops the score term as well: a FlashAttention-style kernel (Dao et
+    al. 2022, arXiv:2205.14135, Sec. 3.1) never writes the s x s score matrix and recomputes it in
+    the backward pass from the output and per-row softmax statistics; those statistics, O(n_h s b)
+    values, are neglected beside the O(s b d) terms. The logits are counted by ``logits_bytes``.
     Explained in the chapter "HBM budgets for training".
     """
     one_of("recompute", recompute, RECOMPUTE)
     for name, flag in (("sequence_parallel", sequence_parallel), ("flash_attention", flash_attention)):
         if not isinstance(flag, (bool, np.bool_)):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
-    s, b, width, heads, t = broadcast(
-        seq_len=positive("seq_len", seq_len, integral=True),
-        batch=positive("batch", batch, integral=True),
-        d=positive("d", d, integral=True),
-        n_heads=positive("n_heads", n_heads, integral=True),
-        tensor_parallel=positive("tensor_parallel", tensor_parallel, integral=True),
-    )
-    if (width % heads != 0).any():
-        raise ValueError(f"d must be a multiple of n_heads, got d={d!r}, n_heads={n_heads!r}")
-    sbh = s * b * width
+    if dropout is not None and not isinstance(dropout, bool):
+        raise TypeError(f"dropout must be True, False or None (the model's own), got {dropout!r}")
+    if isinstance(d, ModelShape):
+        model = d
+        if n_heads is not None:
+            raise TypeError("give a ModelShape or d and n_heads, not both")
+        model.param_breakdown()  # a ValueError naming what a geometry-only shape lacks
+        whole, split, scores = _per_token_terms(model, bool(dropout))
+        width = model.d_model
+    else:
+        if n_heads is None:
+            raise TypeError("n_heads is needed unless d is a ModelShape such as hw.model('llama-3-8b')")
+        width, heads = broadcast(d=positive("d", d, integral=True), n_heads=positive("n_heads", n_heads, integral=True))
+        if (width % heads != 0).any():
+            raise ValueError(f"d must be a multiple of n_heads, got d={d!r}, n_heads={n_heads!r}")
+        gpt = dropout is None or dropout
+        whole = ACTIVATION_BYTES * width * 4 + (2 * MASK_BYTES * width if gpt else 0.0)
+        split = ACTIVATION_BYTES * (4 * width + 2 * 4 * width)
+        scores = heads * (ACTIVATION_BYTES + (MASK_BYTES + ACTIVATION_BYTES if gpt else 0.0))
+    s, b, t = broadcast(seq_len=positive("seq_len", seq_len, integral=True),
+                        batch=positive("batch", batch, integral=True),
+                        tensor_parallel=positive("tensor_parallel", tensor_parallel, integral=True))
+    tokens = s * b
     if recompute == "full":
-        return _out(2.0 * sbh / (t if sequence_parallel else 1.0))
-    linear = 34.0 / t if sequence_parallel else 10.0 + 24.0 / t
-    scores = 0.0 if (recompute == "selective" or flash_attention) else 5.0 * heads * s / (width * t)
-    return _out(sbh * (linear + scores))
+        return _out(ACTIVATION_BYTES * tokens * width / (t if sequence_parallel else 1.0))
+    kept = (whole + split) / t if sequence_parallel else whole + split / t
+    attended = 0.0 if (recompute == "selective" or flash_attention) else scores * s / t
+    return _out(tokens * (kept + attended))
+
+
+LOGIT_BYTES = 4.0
+"""Logits are kept in fp32 for the loss, and so is their gradient."""
+
+
+def logits_bytes(seq_len: Number, batch: Number, model: ModelShape) -> Number:
+    """Bytes of the output logits and their gradient, s b V x 4 bytes each (fp32), kept once per model.
+
+    They are not recomputed by full activation recomputation and can exceed all the layers' kept
+    inputs at a large vocabulary. Chapter "HBM budgets for training".
+    """
+    if not isinstance(model, ModelShape) or model.vocab is None:
+        raise TypeError(f"model must be a ModelShape with a vocabulary such as hw.model('llama-3-8b'), got {model!r}")
+    s, b = broadcast(seq_len=positive("seq_len", seq_len, integral=True), batch=positive("batch", batch, integral=True))
+    return _out(2 * LOGIT_BYTES * s * b * model.vocab)
 
 
 # --- KV cache ----------------------------------------------------------------------------

@@ -1,5 +1,6 @@
 """hwlib.memory and hwlib.inference: document 000's GiB budgets, recipes, activations, KV cache, chip counts."""
 
+import dataclasses
 import math
 
 import numpy as np
@@ -282,3 +283,46 @@ def test_decode_step_bound():
 def test_bad_input_is_named(call, error, match):
     with pytest.raises(error, match=match):
         call()
+
+
+GPT_LAYER = hw.ModelShape(n_layers=1, d_model=4096, n_heads=32, n_kv_heads=32, head_dim=128, d_ff=4 * 4096, mlp="gelu",
+                          vocab=50000, norm="layernorm")
+
+
+@pytest.mark.parametrize("options", [
+    dict(), dict(tensor_parallel=8), dict(tensor_parallel=8, sequence_parallel=True), dict(recompute="selective"),
+    dict(tensor_parallel=8, sequence_parallel=True, recompute="selective"), dict(recompute="full"),
+    dict(recompute="full", tensor_parallel=8, sequence_parallel=True), dict(flash_attention=True),
+])
+def test_a_gpt_shape_with_dropout_is_korthikantis_table_2(options):
+    # Korthikanti et al. 2022, Table 2: s b h (34 + 5 a s / h), (10 + 24/t + 5 a s/(h t)), ...
+    assert hw.activation_bytes(2048, 2, GPT_LAYER, dropout=True, **options) == hw.activation_bytes(
+        2048, 2, 4096, 32, **options)
+
+
+def test_structure_aware_activations():
+    s, llama = 4096, hw.model("llama-3-8b")
+    per_token = hw.activation_bytes(s, 1, llama, flash_attention=True) / s
+    # no dropout; norm inputs 2 x 2d, block inputs 2 x 2d; Q 2 q, K and V 2 x 2 kv, attention output 2 q;
+    # gated MLP: gate, up and product, 3 x 2 d_ff
+    q, kv = 32 * 128, 8 * 128
+    assert per_token == 2 * 4096 * 4 + 2 * (2 * q + 2 * kv) + 3 * 2 * 14336
+    scores = hw.activation_bytes(s, 1, llama) - hw.activation_bytes(s, 1, llama, flash_attention=True)
+    assert scores == 2 * 32 * s * s  # the softmax output, 2 bytes per head per token pair, no dropout
+    mixtral = hw.model("mixtral-8x7b")
+    dense_twin = dataclasses.replace(mixtral, n_experts=0, experts_per_token=0, d_ff_expert=None, d_ff=2 * 14336)
+    assert hw.activation_bytes(s, 1, mixtral) == hw.activation_bytes(s, 1, dense_twin)  # 2 experts of 14336 per token
+    assert hw.logits_bytes(s, 2, llama) == 2 * 4 * s * 2 * 128256
+
+
+def test_activation_errors():
+    with pytest.raises(TypeError, match="n_heads is needed unless d is a ModelShape"):
+        hw.activation_bytes(2048, 1, 4096)
+    with pytest.raises(TypeError, match="not both"):
+        hw.activation_bytes(2048, 1, hw.model("llama-3-8b"), 32)
+    with pytest.raises(ValueError, match="gives no d_model"):
+        hw.activation_bytes(2048, 1, hw.model("doc000-7b"))
+    with pytest.raises(TypeError, match="dropout must be"):
+        hw.activation_bytes(2048, 1, hw.model("llama-3-8b"), dropout="no")
+    with pytest.raises(TypeError, match="model must be a ModelShape with a vocabulary"):
+        hw.logits_bytes(2048, 1, hw.model("doc000-7b"))
