@@ -80,6 +80,7 @@ from hwlib.memory import (
     training_state_bytes,
     usable_bytes,
 )
+from hwlib.sharding import training_memory
 from hwlib.inference import decode_step_time_s
 from hwlib.energy import (
     ADD_EQUIVALENT_J,

@@ -1,0 +1,98 @@
+"""Training memory per chip under a named sharding of the training state, and the fewest chips that hold it.
+
+Each chip holds its own micro-batch's activations; the training state is split as the sharding
+says (Rajbhandari et al., "ZeRO", SC 2020, Sec. 5; FSDP is ZeRO stage 3, Zhao et al., "PyTorch
+FSDP", VLDB 2023):
+
+* ``replicated`` (plain data parallelism): every chip holds every part;
+* ``zero-1``: the fp32 master copy and the optimizer state are split over the N chips;
+* ``zero-2``: the gradients too;
+* ``zero-3`` / ``fsdp``: the weights too.
+
+So a chip holds A + S / N bytes, A its unsplit parts and activations, S the split parts, and the
+fewest chips is ceil(S / (u M - A)) where u M > A, and none where one chip's activations and
+unsplit state alone overflow it: then tensor, sequence or context parallelism (not modelled
+here) must split the activations, and the result says so. Memory is never pooled across chips.
+Explained in the chapter "HBM budgets for training".
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from hwlib._checks import one_of, positive
+from hwlib.data import doc000
+from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe, require, require_chip
+from hwlib.memory import RECOMPUTE, activation_bytes, logits_bytes, training_state_breakdown, usable_bytes
+
+SHARDINGS = {
+    "replicated": (),
+    "zero-1": ("master", "optimizer"),
+    "zero-2": ("master", "optimizer", "gradients"),
+    "zero-3": ("master", "optimizer", "gradients", "weights"),
+    "fsdp": ("master", "optimizer", "gradients", "weights"),
+}
+"""Which parts of the training state each sharding splits over the chips."""
+
+
+@dataclass(frozen=True)
+class TrainingMemory:
+    """Bytes one chip holds: each state part after sharding, the activations of its micro-batch, the logits.
+
+    ``n_chips`` is the fewest chips under the sharding whose usable HBM holds it (``None`` where no
+    number does, ``reason`` says why). Chapter "HBM budgets for training".
+    """
+
+    sharding: str
+    parts: dict
+    n_chips: int | None
+    per_chip_bytes: float
+    usable_bytes: float
+    reason: str
+
+    @property
+    def total_bytes(self) -> float:
+        return sum(self.parts.values())
+
+
+def training_memory(model: ModelShape, recipe: str | TrainingRecipe, chip: Chip, seq_len: int, batch: int = 1, *,
+                    sharding: str = "zero-3", n_chips: int | None = None, recompute: str = "none",
+                    flash_attention: bool = True, usable_fraction: float = doc000.USABLE_FRACTION) -> TrainingMemory:
+    """Bytes per chip of training ``model`` with ``recipe`` on ``chip`` under ``sharding``, a micro-batch of
+    ``batch`` sequences of ``seq_len`` tokens per chip, and the fewest chips that hold it.
+
+    With ``n_chips`` the parts are those of that many chips; otherwise of the fewest that fit (or of one chip
+    where none does). Activations follow ``hw.activation_bytes`` for the model's own structure.
+    Chapter "HBM budgets for training".
+    """
+    model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
+    chip = require_chip(chip)
+    one_of("sharding", sharding, SHARDINGS)
+    one_of("recompute", recompute, RECOMPUTE)
+    tokens, sequences = int(positive("seq_len", seq_len, integral=True)), int(positive("batch", batch, integral=True))
+    params = model.params()
+    state = training_state_breakdown(params, recipe)
+    activations = model.n_layers * activation_bytes(tokens, sequences, model, recompute=recompute,
+                                                    flash_attention=flash_attention)
+    logits = logits_bytes(tokens, sequences, model)
+    split = sum(state[name] for name in SHARDINGS[sharding])
+    whole = sum(state[name] for name in TRAINING_PARTS if name not in SHARDINGS[sharding]) + activations + logits
+    room = float(usable_bytes(chip, usable_fraction))
+    unsplit_state = whole - activations - logits
+    if unsplit_state >= room:
+        fewest, reason = None, (f"the state {sharding} leaves whole ({unsplit_state / 2**30:,.1f} GiB) exceeds one "
+                                f"chip's usable {room / 2**30:,.1f} GiB: no number of chips holds it; shard more of it")
+    elif whole >= room:
+        fewest, reason = None, (f"one chip's activations and unsplit state ({whole / 2**30:,.1f} GiB) exceed its "
+                                f"usable {room / 2**30:,.1f} GiB: no number of chips holds it under {sharding}; "
+                                "tensor, sequence or context parallelism must split the activations")
+    elif split == 0:
+        fewest, reason = 1, "replicated: every chip holds everything, so one chip must"
+    else:
+        fewest, reason = max(1, math.ceil(split / (room - whole) * (1 - 1e-12))), f"{sharding} splits {split / 2**30:,.1f} GiB"
+    count = int(positive("n_chips", n_chips, integral=True)) if n_chips is not None else (fewest or 1)
+    parts = {name: value / (count if name in SHARDINGS[sharding] else 1) for name, value in state.items()}
+    parts.update(activations=activations, logits=logits)
+    return TrainingMemory(sharding=sharding, parts=parts, n_chips=fewest, per_chip_bytes=sum(parts.values()),
+                          usable_bytes=room, reason=reason)
