@@ -25,8 +25,9 @@ ENERGY_CLASSES = (hw.ByteEnergyExplorer, hw.EnergyShareExplorer, hw.RegimeExplor
 TIME_CLASSES = (hw.RooflineExplorer, hw.StepIntensityExplorer)
 BUILD = {hw.RegimeExplorer: {"n_chips": 64}}
 """Arguments that put an explorer where every control matters (the fabric needs more than one chip)."""
-PICTURE_UNCHANGED = {(hw.BatchSqueezeExplorer, "model size")}
-"""Controls that move only the summary: the squeeze's curve does not depend on the model size."""
+PICTURE_UNCHANGED = {(hw.BatchSqueezeExplorer, "model size"), (hw.MemoryBudgetExplorer, "sharding")}
+"""Controls that move only the summary: the squeeze's curve does not depend on the model size; where the
+memory explorer's default (Llama 3 8B on a v5e) fits under no sharding, each shows the same one chip."""
 
 def explorer_of(cls: type) -> Explorer:
     return cls(**BUILD.get(cls, {}))
@@ -188,16 +189,19 @@ def test_step_explorer_reports_t_min_and_draws_the_energy_balance_only_where_kno
 
 
 def test_memory_explorer_reports_the_budget():
-    explorer = hw.MemoryBudgetExplorer(chips=DOC000, chip=DOC000[0], model=hw.model("Llama 3 8B"),
-                                       recipe=hw.recipe("fp32_adam"), seq_len=512)
-    parts = explorer.parts_bytes()
-    assert parts["optimizer"] == 8 * hw.model("llama-3-8b").params()
-    assert "v5litepod-16" in explorer.summary.value
+    # per chip under a sharding, each chip with its own micro-batch's activations (never pooled)
+    v5p, llama = hw.chip("TPU v5p"), hw.model("Llama 3 8B")
+    explorer = hw.MemoryBudgetExplorer(chip=v5p, model=llama, recipe=hw.recipe("zero_mixed_adam"), seq_len=4096)
+    expected = hw.training_memory(llama, "zero_mixed_adam", v5p, 4096, sharding="zero-3")
+    assert explorer.parts_bytes() == expected.parts and expected.n_chips is not None
+    assert f"{expected.n_chips:,} chips</b> under zero-3" in explorer.summary.value
+    explorer.sharding.value = "replicated"
+    assert "does not fit" in explorer.summary.value and "shard more" in explorer.summary.value
     explorer.recompute.value = "full"
-    assert explorer.parts_bytes()["activations"] == 32 * 2 * 512 * 4096
-    assert hw.format_bytes(sum(explorer.parts_bytes().values())) in explorer.summary.value
-    default = hw.MemoryBudgetExplorer()
+    assert explorer.parts_bytes()["activations"] == 32 * 2 * 4096 * 4096
+    default = hw.MemoryBudgetExplorer()  # Llama 3 8B on a v5e: one sequence's activations overflow one chip
     assert default.chip.value is hw.chip("TPU v5e") and default.usable.value == hw.doc000.USABLE_FRACTION
+    assert "does not fit" in default.summary.value and "tensor, sequence or context parallelism" in default.summary.value
 
 
 def test_kv_explorer_reports_the_cache_and_the_decode_bound():
@@ -253,7 +257,7 @@ def test_squeeze_explorer_reports_the_optimal_batch():
 def test_explorers_import_only_what_viz_may():
     allowed = ("__future__", "collections", "contextlib", "io", "ipywidgets", "matplotlib", "numpy", "PIL",
                "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.inference",
-               "hwlib.energy", "hwlib.layer_model", "hwlib.training", "hwlib.data_parallel",
+               "hwlib.energy", "hwlib.layer_model", "hwlib.training", "hwlib.data_parallel", "hwlib.sharding",
                "hwlib.collectives", "hwlib.viz.style", "hwlib.viz.explorers")
     package = pathlib.Path(hw.__file__).parent / "viz" / "explorers"
     for path in sorted(package.glob("*.py")):

@@ -19,17 +19,14 @@ from hwlib.data import models as all_models
 from hwlib.data import recipe as find_recipe
 from hwlib.data import recipes as all_recipes
 from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe
+from hwlib.sharding import SHARDINGS, TrainingMemory, training_memory
 from hwlib.inference import decode_step_time_s
 from hwlib.memory import (
     RECOMPUTE,
-    activation_bytes,
-    chips_needed,
     deployment_chips,
     deployment_name,
     kv_cache_bytes,
     tokens_that_fit,
-    training_state_breakdown,
-    usable_bytes,
 )
 from hwlib.units import format_bytes, format_seconds
 from hwlib.viz.explorers.base import (
@@ -84,14 +81,14 @@ def _offered_models(models: Sequence[ModelShape] | None, model: ModelShape | Non
 
 
 class MemoryBudgetExplorer(Explorer):
-    """Model, recipe, chip, usable fraction, sequence length and recomputation -> training memory and chips.
+    """Model, recipe, sharding, chip, usable fraction, sequence length and recomputation -> memory per chip.
 
-    The bar splits weights, gradients, master copy, optimizer state and the activations of one
-    sequence (micro-batch 1, all layers, no tensor parallelism) as shares of the usable HBM of the
-    smallest real deployment that holds them, counting memory as pooled (state perfectly sharded,
-    as document 000 does). ``chip``, ``model`` and ``recipe`` are records (defaults
-    ``hw.chip("TPU v5e")``, ``hw.model("Llama 3 8B")``, ``hw.recipe("zero_mixed_adam")``).
-    Explained in the chapter "HBM budgets for training".
+    The bar splits what one chip holds (``hw.training_memory``): the four state parts after the
+    sharding, the activations of its own micro-batch of one sequence (all layers, no tensor
+    parallelism, FlashAttention) and the logits, as shares of the chip's usable HBM, at the fewest
+    chips that hold it. Memory is never pooled: where no number of chips holds it the summary says
+    why. ``chip``, ``model`` and ``recipe`` are records (defaults ``hw.chip("TPU v5e")``,
+    ``hw.model("Llama 3 8B")``, ``hw.recipe("zero_mixed_adam")``). Chapter "HBM budgets for training".
     """
 
     figsize = (6.4, 2.0)
@@ -100,7 +97,7 @@ class MemoryBudgetExplorer(Explorer):
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
                  recipe: TrainingRecipe | None = None, usable_fraction: float = doc000.USABLE_FRACTION,
-                 seq_len: int = doc000.KV_TOKENS_1P5B, recompute: str = "none") -> None:
+                 seq_len: int = doc000.KV_TOKENS_1P5B, recompute: str = "none", sharding: str = "zero-3") -> None:
         chip_records, chip = _offered_chips(chips, chip, "TPU v5e")
         for record in chip_records:
             deployment(record)  # a KeyError naming a chip sold in no known deployment size
@@ -110,9 +107,12 @@ class MemoryBudgetExplorer(Explorer):
         options_in("seq_len", seq_len, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
         number_in("usable_fraction", usable_fraction, 0.5, 1.0, "(a share of HBM)")
         options_in("recompute", recompute, RECOMPUTE)
+        options_in("sharding", sharding, tuple(SHARDINGS))
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
         self.recipe = record_dropdown(all_recipes(), recipe, "recipe", layout=layout, style=style)
+        self.sharding = widgets.Dropdown(options=list(SHARDINGS), value=sharding, description="sharding",
+                                         layout=layout, style=style)
         self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
         self.usable = widgets.FloatSlider(value=usable_fraction, min=0.5, max=1.0, step=0.05,
                                           description="usable HBM", readout_format=".0%", layout=layout, style=style)
@@ -120,47 +120,55 @@ class MemoryBudgetExplorer(Explorer):
                                                layout=layout, style=style)
         self.recompute = widgets.Dropdown(options=[(_RECOMPUTE_LABELS[r], r) for r in RECOMPUTE], value=recompute,
                                           description="recompute", layout=layout, style=style)
-        super().__init__([self.model, self.recipe, self.chip, self.usable, self.seq_len, self.recompute])
+        super().__init__([self.model, self.recipe, self.sharding, self.chip, self.usable, self.seq_len,
+                          self.recompute])
 
     def arrange(self) -> widgets.Widget:
-        controls = widgets.HBox([widgets.VBox([self.model, self.recipe, self.chip]),
+        controls = widgets.HBox([widgets.VBox([self.model, self.recipe, self.sharding, self.chip]),
                                  widgets.VBox([self.usable, self.seq_len, self.recompute])])
         return widgets.VBox([controls, self.summary, self.image])
 
     def setup(self) -> list:
-        labels = [*TRAINING_PARTS, "activations"]
+        labels = [*TRAINING_PARTS, "activations", "logits"]
         self._ax = ax = self.figure.add_subplot()
         self._bars = list(ax.barh([0] * len(labels), [0.0] * len(labels), left=[0.0] * len(labels),
                                   color=PALETTE[: len(labels)], height=0.6))
-        ax.set(xlim=(0, 100), ylim=(-0.5, 0.5), yticks=[], xlabel="share of the deployment's usable HBM (%)")
-        ax.legend(self._bars, labels, ncol=5, loc="lower center", bbox_to_anchor=(0.5, 1.02), fontsize=8,
-                  handlelength=1.0, columnspacing=1.0)
+        ax.set(xlim=(0, 105), ylim=(-0.5, 0.5), yticks=[], xlabel="share of what one chip holds (%); "
+               "black line: its usable HBM")
+        ax.legend(self._bars, labels, ncol=6, loc="lower center", bbox_to_anchor=(0.5, 1.02), fontsize=8,
+                  handlelength=1.0, columnspacing=0.8)
         ax.grid(axis="y", visible=False)
-        return self._bars
+        self._limit = ax.axvline(100.0, color="k", lw=2)
+        return [*self._bars, self._limit]
+
+    def memory(self) -> TrainingMemory:
+        """What one chip holds for the current settings (``hw.training_memory``)."""
+        return training_memory(self.model.value, self.recipe.value, self.chip.value, self.seq_len.value,
+                               sharding=self.sharding.value, recompute=self.recompute.value,
+                               usable_fraction=self.usable.value)
 
     def parts_bytes(self) -> dict[str, float]:
-        """Bytes of each part for the current settings (the four state parts and the activations)."""
-        record = self.model.value
-        parts = training_state_breakdown(record.params(), self.recipe.value)
-        per_layer = activation_bytes(self.seq_len.value, 1, record.d_model, record.n_heads,
-                                     recompute=self.recompute.value)
-        return {**parts, "activations": record.n_layers * per_layer}
+        """Bytes of each part one chip holds for the current settings."""
+        return dict(self.memory().parts)
 
     def refresh(self) -> str:
-        parts = self.parts_bytes()
-        total = sum(parts.values())
-        chip, share = self.chip.value, self.usable.value
-        needed = chips_needed(total, chip, share)
-        plan = deployment_chips(total, chip, share)
-        widths = 100 * np.array(list(parts.values())) / usable_bytes(chip, share, plan)
+        memory = self.memory()
+        chip = self.chip.value
+        widths = 100 * np.array(list(memory.parts.values())) / memory.per_chip_bytes
         for bar, left, width in zip(self._bars, np.cumsum(widths) - widths, widths):
             bar.set_x(left)
             bar.set_width(width)
-        state = sum(parts[name] for name in TRAINING_PARTS)
-        return (f"<b>{format_bytes(total)}</b> (state {format_bytes(state)}, activations "
-                f"{format_bytes(parts['activations'])}): <b>{needed:,} chips</b> at {share:.0%} of "
-                f"{format_bytes(chip.capacity_bytes)}; smallest deployment <b>{deployment_name(plan, chip)}</b>, "
-                f"{widths.sum():.0f} % full")
+        limit = min(100 * memory.usable_bytes / memory.per_chip_bytes, 104.0)
+        self._limit.set_xdata([limit, limit])
+        where = "per chip" if memory.n_chips else "on one chip"
+        head = (f"<b>{format_bytes(memory.per_chip_bytes)} {where}</b> (activations "
+                f"{format_bytes(memory.parts['activations'])}, logits {format_bytes(memory.parts['logits'])}) of "
+                f"{format_bytes(memory.usable_bytes)} usable")
+        if memory.n_chips is None:
+            return f"{head}: <b>does not fit</b>: {memory.reason}"
+        plan = deployment_chips(memory.n_chips * chip.capacity_bytes * self.usable.value, chip, self.usable.value)
+        return (f"{head}: <b>{memory.n_chips:,} chips</b> under {memory.sharding}; smallest deployment "
+                f"<b>{deployment_name(plan, chip)}</b>")
 
 
 class KVCacheExplorer(Explorer):
