@@ -139,9 +139,10 @@ _VIZ = {
         "plot_energy_per_flop", "plot_energy_shares", "plot_regimes", "plot_step_intensity", "plot_t_min",
         "plot_time_to_target",
     ),
+    "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
     "hwlib.viz.explorers": (
         "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "KVCacheExplorer",
-        "MemoryBudgetExplorer", "RegimeExplorer", "RooflineExplorer", "StepIntensityExplorer",
+        "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "StepIntensityExplorer",
     ),
 }
 _LAZY = {name: module for module, names in _VIZ.items() for name in names}

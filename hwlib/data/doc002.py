@@ -66,7 +66,8 @@ TRAFFIC = MappingProxyType({
     "a_store": _TRAFFIC(34.0, "B/token/layer per unit d", "A_STORE = 34",
                         "saved-activation capacity (Korthikanti et al. 2022), used only in Table 5's header"),
     "b_opt": _TRAFFIC(30.0, "B/param per step", "B_OPT_DEFAULT = 30",
-                      "Adam update: fp32 master + m + v read and written, bf16 copy written"),
+                      "Adam update: the document names fp32 master + m + v read and written (24) and the bf16 copy "
+                      "written (2), 26 in all; the 30 also takes the fp32 gradient read (4), which it leaves unnamed"),
     "b_ar": _TRAFFIC(4.0, "B/param per step", "B_AR_DEFAULT = 4",
                      "ring all-reduce of bf16 gradients: 2 x 2 bytes per parameter per direction"),
     "l2_fraction": _TRAFFIC(0.5, "1", "l2_frac=0.5", "share of the L2 that holds a GEMM's blocks"),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hwlib.viz.explorers.base import Explorer
 from hwlib.viz.explorers.commute import ByteEnergyExplorer, StepIntensityExplorer
+from hwlib.viz.explorers.counting import ModelShapeExplorer
 from hwlib.viz.explorers.memory import KVCacheExplorer, MemoryBudgetExplorer
 from hwlib.viz.explorers.roofline import RooflineExplorer
 from hwlib.viz.explorers.shares import EnergyShareExplorer, RegimeExplorer
@@ -19,5 +20,5 @@ from hwlib.viz.explorers.squeeze import BatchSqueezeExplorer
 
 __all__ = [
     "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "Explorer", "KVCacheExplorer",
-    "MemoryBudgetExplorer", "RegimeExplorer", "RooflineExplorer", "StepIntensityExplorer",
+    "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "StepIntensityExplorer",
 ]
