@@ -28,6 +28,8 @@ SYMBOLS: tuple[tuple[str, str, str, str], ...] = (
     ("attention (query) heads", "n_heads", r"n_h", "1"),
     ("key-value heads", "n_kv_heads", r"n_{kv}", "1"),
     ("head size", "head_dim", r"d_h", "1"),
+    ("MLP width (of one expert in an MoE)", "d_ff, d_ff_expert", r"d_{\mathrm{ff}}", "1"),
+    ("experts per layer, and experts a token visits", "n_experts, experts_per_token", r"n_e, k_e", "1"),
     ("vocabulary size", "vocab", r"V", "tokens"),
     ("sequence (context) length", "seq_len", r"s", "tokens"),
     ("tokens per optimizer step per chip", "step.tokens_per_step", r"T_{\mathrm{step}}", "tokens"),

@@ -86,7 +86,7 @@ def plot_flops_over_6p(models: Sequence[ModelShape], seq_lens: np.ndarray, *, ax
                     label=f"{record.name}, P active")
     ax.axhline(1.0, color="0.4", lw=1, ls=":")
     ax.set(xscale="log", yscale="log", xlabel="context length s (tokens)", ylabel="training FLOPs per token / 6P")
-    ticks = seq_lens[:: max(1, len(seq_lens) // 6)]
+    ticks = seq_lens[:: -(-len(seq_lens) // 6)]  # at most six labels
     ax.set_xticks(ticks, [f"{int(s):,}" for s in ticks])
     ax.minorticks_off()
     low, high = ax.get_ylim()

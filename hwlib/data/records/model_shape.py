@@ -27,7 +27,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from hwlib._checks import one_of
+import numpy as np
+
+from hwlib._checks import non_negative, one_of, scalar_or_array
 from hwlib.data.records.quantities import READ_ON, Sourced
 from hwlib.units import dtype_bytes
 
@@ -197,22 +199,22 @@ class ModelShape:
         head = parts["lm_head"] if not self.tied_embeddings else parts["embedding"]
         return parts["attention"] + parts.get("mlp", 0.0) + parts.get("experts", 0.0) + parts.get("router", 0.0) + head
 
-    def flops_per_token(self, context_len: float = 0, training: bool = False, causal: bool = True) -> float:
+    def flops_per_token(self, context_len: object = 0, training: bool = False, causal: bool = True) -> object:
         """Matmul FLOPs per token: 2 per weight it uses plus 4 n_h d_h L per token it attends to; x3 with ``training``.
 
-        ``context_len`` is the sequence length s: with ``causal`` the tokens of a sequence attend on average
-        to (s + 1) / 2 tokens, otherwise to all s (document 002's count). Element-wise work is not counted.
+        ``context_len`` (a number or an array) is the sequence length s: with ``causal`` the tokens of a
+        sequence attend on average to (s + 1) / 2 tokens, otherwise to all s (document 002's count).
+        Element-wise work is not counted.
         """
         self._require_structure()
-        if isinstance(context_len, bool) or not isinstance(context_len, (int, float)) or not context_len >= 0:
-            raise ValueError(f"context_len must be a number of tokens >= 0, got {context_len!r}")
         for name, flag in (("training", training), ("causal", causal)):
             if not isinstance(flag, bool):
                 raise TypeError(f"{name} must be True or False, got {flag!r}")
-        attended = (context_len + 1) / 2 if (causal and context_len) else context_len
+        context = non_negative("context_len", context_len)
+        attended = np.where(context > 0, (context + 1) / 2, 0.0) if causal else context
         scores = SCORE_FLOPS_PER_HEAD_DIM * self.n_layers * self.n_heads * self.head_dim * attended
         forward = FORWARD_FLOPS_PER_PARAM * self.matmul_params(active=True) + scores
-        return forward * (TRAINING_OVER_FORWARD if training else 1.0)
+        return scalar_or_array(forward * (TRAINING_OVER_FORWARD if training else 1.0))
 
     def weight_bytes(self, dtype: str = "bf16") -> float:
         """Bytes of all weights stored in ``dtype`` (quantization scales not counted): ``params()``, or the
