@@ -81,16 +81,35 @@ def params_per_layer(d: Number) -> Number:
     return scalar_or_array(PARAMS_PER_LAYER_PER_D2 * positive("d", d) ** 2)
 
 
-def layer_flops(d: Number, T: Number, seq_len: Number | None = None) -> Number:
+def layer_geometry(d: Number | ModelShape) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(parameters per layer, hidden size, query width n_h d_h) of a hidden size ``d`` or a dense ModelShape.
+
+    A number d is the source documents' layer (12 d^2 parameters, query width d); a ModelShape gives
+    its own per-layer attention and MLP parameters. Chapter "The training step as compute and commute".
+    """
+    if isinstance(d, ModelShape):
+        parts = d.param_breakdown()
+        if d.is_moe:
+            raise ValueError(f"model {d.name!r} is a mixture of experts: the layer model streams every weight "
+                             "once per visit, which an MoE's experts do not; it takes dense models")
+        params = (parts["attention"] + parts["mlp"]) / d.n_layers
+        return np.asarray(params), np.asarray(float(d.d_model)), np.asarray(float(d.n_heads * d.head_dim))
+    width = positive("d", d)
+    return PARAMS_PER_LAYER_PER_D2 * width * width, width, width
+
+
+def layer_flops(d: Number | ModelShape, T: Number, seq_len: Number | None = None) -> Number:
     """FLOPs of one layer's forward + backward for T tokens: 72 d^2 T (+ 12 s d T with ``seq_len`` = s).
 
-    Chapter "The training step as compute and commute"; the XLA check and the training step call it.
+    For a ModelShape: 6 x its per-layer parameters x T (+ 12 s n_h d_h T). Chapter "The training step
+    as compute and commute"; the XLA check and the training step call it.
     """
-    width, tokens = positive("d", d), positive("T", T)
-    broadcast_shape(d=width, T=tokens)
-    flops = (FLOPS_PER_TOKEN_PER_D2 * width * width) * tokens
+    params, _, query = layer_geometry(d)
+    tokens = positive("T", T)
+    broadcast_shape(d=params, T=tokens)
+    flops = (FLOPS_PER_TOKEN_PER_D2 / PARAMS_PER_LAYER_PER_D2 * params) * tokens
     if seq_len is not None:
-        flops = flops + (SCORE_FLOPS_PER_TOKEN_PER_SD * positive("seq_len", seq_len) * width) * tokens
+        flops = flops + (SCORE_FLOPS_PER_TOKEN_PER_SD * positive("seq_len", seq_len) * query) * tokens
     return scalar_or_array(flops)
 
 
@@ -195,7 +214,7 @@ def _fill(out: np.ndarray, factors: dict[str, np.ndarray], chip: Chip, power_cap
 
 
 def layer_step(
-    d: Number,
+    d: Number | ModelShape,
     T: Number,
     chip: Chip,
     b_w: Number = doc002.B_W,
@@ -207,7 +226,7 @@ def layer_step(
 ) -> LayerStep:
     """FLOPs, HBM bytes and time (s) of one layer's forward + backward on T tokens, and energy (J) where known.
 
-    ``d`` hidden size, ``T`` tokens per weight visit (micro-batch x sequence length), ``b_w``
+    ``d`` hidden size (or a dense ModelShape: its own layer), ``T`` tokens per weight visit, ``b_w``
     weight-side bytes per parameter per visit, ``a`` activation bytes per token per unit d,
     ``seq_len`` adds attention-score FLOPs, ``on_chip_fraction`` of the on-chip memory holds GEMM
     blocks. Works for every chip: time needs only peak and bandwidth (and on-chip memory for the
@@ -221,16 +240,16 @@ def layer_step(
         raise TypeError(f"power_cap must be True or False, got {power_cap!r}")
     if power_cap:
         chip.require(*ENERGY_FIELDS)
-    width, tokens = positive("d", d), positive("T", T)
+    params, width, query = layer_geometry(d)
+    tokens = positive("T", T)
     bytes_w, act = non_negative("b_w", b_w), non_negative("a", a)
     shape = broadcast_shape(d=width, T=tokens, b_w=bytes_w, a=act)
     z = blocking_elements(chip, on_chip_fraction)
     # Per parameter first, on the small inputs; each field is then one product with the parameter
     # count, so a (d column) x (T row) grid costs one pass per field, all in one allocation.
-    params = PARAMS_PER_LAYER_PER_D2 * width * width
     flops_per_param = (FLOPS_PER_TOKEN_PER_D2 / PARAMS_PER_LAYER_PER_D2) * tokens
     if seq_len is not None:
-        scores = SCORE_FLOPS_PER_TOKEN_PER_SD * positive("seq_len", seq_len) * width * tokens
+        scores = SCORE_FLOPS_PER_TOKEN_PER_SD * positive("seq_len", seq_len) * query * tokens
         flops_per_param = flops_per_param + scores / params
         shape = np.broadcast_shapes(shape, np.shape(flops_per_param))
     bytes_per_param = bytes_w + REBLOCKING_STREAMS / np.sqrt(z) * tokens
@@ -252,22 +271,26 @@ def layer_step(
     return LayerStep(chip, block, bool(np.isfinite(z)), _reblocking_note(chip))
 
 
-def t_min(d: Number, chip: Chip, b_w: Number = doc002.B_W, a: Number = doc002.A,
+def t_min(d: Number | ModelShape, chip: Chip, b_w: Number = doc002.B_W, a: Number = doc002.A,
           on_chip_fraction: float = doc002.L2_FRACTION, dtype: str = "bf16") -> Number:
     """Fewest tokens per weight visit whose HBM intensity reaches the ridge point; inf where none does.
 
     T_min = 12 b_w d I* / (72 d - a_eff I*), a_eff = a + 72 d / sqrt(Z): intensity
-    F / (Q_W + Q_A) >= I* solved for T (attention-score FLOPs left out, as in the document).
-    Without a sourced on-chip memory, Z is infinite and a_eff = a. Works for every chip.
+    F / (Q_W + Q_A) >= I* solved for T (attention-score FLOPs left out, as in the document). For a
+    ModelShape with P_L parameters per layer, 12 d becomes c = P_L / d. Without a sourced on-chip
+    memory, Z is infinite and a_eff = a. Works for every chip.
     Document 002, section 3; chapter "The training step as compute and commute".
     """
     chip = require_chip(chip)
-    width, bytes_w, act = positive("d", d), non_negative("b_w", b_w), non_negative("a", a)
+    params, width, _ = layer_geometry(d)
+    bytes_w, act = non_negative("b_w", b_w), non_negative("a", a)
     broadcast_shape(d=width, b_w=bytes_w, a=act)
     beta, z = ridge_point(chip, dtype), blocking_elements(chip, on_chip_fraction)
-    denominator = FLOPS_PER_TOKEN_PER_D2 * width - (act + FLOPS_PER_TOKEN_PER_D2 * width / np.sqrt(z)) * beta
+    per_width = params / width  # 12 d for the source documents' layer
+    flops_per_width = FLOPS_PER_TOKEN_PER_D2 / PARAMS_PER_LAYER_PER_D2 * per_width
+    denominator = flops_per_width - (act + flops_per_width / np.sqrt(z)) * beta
     safe = np.where(denominator > 0, denominator, 1.0)
-    tokens = np.where(denominator > 0, PARAMS_PER_LAYER_PER_D2 * bytes_w * width * beta / safe, np.inf)
+    tokens = np.where(denominator > 0, bytes_w * per_width * beta / safe, np.inf)
     return scalar_or_array(tokens)
 
 

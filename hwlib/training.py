@@ -19,18 +19,25 @@ import numpy as np
 from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array
 from hwlib.collectives import allreduce_time_s
 from hwlib.data import clusters, doc002, fabrics as find_fabrics
-from hwlib.data.records import ENERGY_FIELDS, FABRIC_KINDS, Chip, Fabric, Scenario, require_chip
+from hwlib.data.records import ENERGY_FIELDS, FABRIC_KINDS, Chip, Fabric, ModelShape, Scenario, require_chip
 from hwlib.layer_model import PARAMS_PER_LAYER_PER_D2, layer_step
 
 EMBEDDING_MATRICES = 2
 """Untied input and output embeddings: 2 V d parameters."""
 
 
-def transformer_params(d: Number, n_layers: Number, vocab: Number = 0) -> Number:
+def transformer_params(d: Number | ModelShape, n_layers: Number | None = None, vocab: Number = 0) -> Number:
     """Parameters of a GELU-MLP, multi-head transformer: 12 d^2 L + 2 V d (untied embeddings; Kaplan et al. 2020).
 
-    Document 002's Table 5 uses V = 50000; its Table 6 uses V = 0. Chapter "A 7B model, regime by regime".
+    A ModelShape in place of ``d`` gives its own count (``model.params()``). Document 002's Table 5 uses
+    V = 50000; its Table 6 uses V = 0. Chapter "A 7B model, regime by regime".
     """
+    if isinstance(d, ModelShape):
+        if n_layers is not None:
+            raise TypeError("give a ModelShape or d and n_layers, not both")
+        return d.params()
+    if n_layers is None:
+        raise TypeError("n_layers is needed unless d is a ModelShape such as hw.model('llama-3-8b')")
     width, layers, words = broadcast(d=positive("d", d), n_layers=positive("n_layers", n_layers, integral=True),
                                      vocab=non_negative("vocab", vocab, integral=True))
     return scalar_or_array(PARAMS_PER_LAYER_PER_D2 * width**2 * layers + EMBEDDING_MATRICES * words * width)
@@ -108,10 +115,10 @@ class TrainingStep:
 
 
 def training_step(
-    d: Number,
+    d: Number | ModelShape,
     T: Number,
     chip: Chip,
-    n_layers: Number,
+    n_layers: Number | None = None,
     *,
     micro_batches: Number = 1,
     n_chips: Number = 1,
@@ -128,11 +135,18 @@ def training_step(
     """One data-parallel training step per chip: ``micro_batches`` visits of ``n_layers`` layers on T tokens each,
     a sharded optimizer update (b_opt P / N bytes at HBM) and a gradient all-reduce over the fabric, not overlapped.
 
-    ``n_params`` defaults to 12 d^2 L; ``fabric_bytes_per_s`` (per chip per direction) is needed
+    ``d`` may be a dense ModelShape (its own layers, count and parameters). ``n_params`` defaults to 12 d^2 L; ``fabric_bytes_per_s`` (per chip per direction) is needed
     where ``n_chips`` > 1. Static power runs for the whole step. Broadcasts over every numeric
     argument. Document 002, Table 5; chapter "A 7B model, regime by regime".
     """
     chip = require_chip(chip)
+    if isinstance(d, ModelShape):
+        if n_layers is not None:
+            raise TypeError("give a ModelShape or d and n_layers, not both")
+        n_layers = d.n_layers
+        n_params = d.params() if n_params is None else n_params
+    elif n_layers is None:
+        raise TypeError("n_layers is needed unless d is a ModelShape such as hw.model('llama-3-8b')")
     layers = positive("n_layers", n_layers, integral=True)
     visits = positive("micro_batches", micro_batches, integral=True)
     chips = positive("n_chips", n_chips, integral=True)

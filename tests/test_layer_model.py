@@ -237,3 +237,26 @@ def test_defaults_are_the_documents():
 def test_bad_input_names_the_parameter(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_the_layer_model_takes_a_model_shape():
+    a100 = hw.chip("A100-80GB", source="doc002")
+    gpt = hw.ModelShape(n_layers=32, d_model=4096, n_heads=32, n_kv_heads=32, head_dim=128, d_ff=4 * 4096,
+                        mlp="gelu", vocab=50000, norm="none", norms_per_layer=0)
+    # the source documents' layer as a ModelShape gives its numbers
+    assert hw.layer_flops(gpt, 2048, seq_len=2048) == hw.layer_flops(4096, 2048, seq_len=2048)
+    assert hw.t_min(gpt, a100) == pytest.approx(hw.t_min(4096, a100), rel=1e-12)
+    assert hw.layer_step(gpt, 2048, a100).time_s == pytest.approx(hw.layer_step(4096, 2048, a100).time_s, rel=1e-12)
+    assert hw.transformer_params(gpt) == hw.transformer_params(4096, 32, 50000)
+    # a real model uses its own per-layer parameters: Llama 3 8B's attention (GQA) and gated MLP
+    llama = hw.model("llama-3-8b")
+    parts = llama.param_breakdown()
+    assert hw.layer_flops(llama, 1) * llama.n_layers == 6 * (parts["attention"] + parts["mlp"])
+    step = hw.training_step(llama, 4096, hw.chip("H100-SXM"))
+    assert step.flops == pytest.approx(hw.layer_flops(llama, 4096) * 32)
+    with pytest.raises(ValueError, match="mixture of experts"):
+        hw.layer_step(hw.model("mixtral-8x7b"), 2048, a100)
+    with pytest.raises(TypeError, match="not both"):
+        hw.training_step(llama, 4096, a100, 32)
+    with pytest.raises(TypeError, match="n_layers is needed"):
+        hw.transformer_params(4096)

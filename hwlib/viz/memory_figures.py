@@ -38,27 +38,36 @@ an empty dict means "use the plot's tensor_parallel"."""
 def plot_activations(
     seq_lens: np.ndarray,
     *,
-    d: int,
-    n_heads: int,
-    n_layers: int,
+    d: int | None = None,
+    n_heads: int | None = None,
+    n_layers: int | None = None,
     batch: int = 1,
+    model: ModelShape | None = None,
     tensor_parallel: int = 8,
     chip: Chip | None = None,
     usable_fraction: float = doc000.USABLE_FRACTION,
     ax: plt.Axes | None = None,
 ) -> plt.Axes:
-    """Activation memory per chip (GiB, all ``n_layers``) vs sequence length, one line per strategy.
+    """Activation memory per chip (GiB, all ``n_layers``; or of ``model``'s own structure) vs sequence length, one line per strategy.
 
     Solid lines store the attention scores; dashed lines use a FlashAttention-style kernel
     (no s^2 term), which is drawn only where it differs. With ``chip``, a grey line marks
     its usable HBM. Explained in the chapter "HBM budgets for training".
     """
+    if model is not None:
+        if not isinstance(model, ModelShape) or d is not None or n_heads is not None or n_layers is not None:
+            raise TypeError("give model (a ModelShape such as hw.model('llama-3-8b')) or d, n_heads and n_layers")
+        geometry, n_layers = (model,), model.n_layers
+    elif d is None or n_heads is None or n_layers is None:
+        raise TypeError("d, n_heads and n_layers are needed unless model is given")
+    else:
+        geometry = (d, n_heads)
     ax = new_axes(ax, (7.0, 4.4))
     for colour, (label, options) in zip(PALETTE, ACTIVATION_STRATEGIES):
         settings = {"tensor_parallel": tensor_parallel, **options}
-        values = n_layers * activation_bytes(seq_lens, batch, d, n_heads, **settings) / GiB
+        values = n_layers * activation_bytes(seq_lens, batch, *geometry, **settings) / GiB
         ax.plot(seq_lens, values, color=colour, lw=2, label=label)
-        flash = n_layers * activation_bytes(seq_lens, batch, d, n_heads, flash_attention=True, **settings) / GiB
+        flash = n_layers * activation_bytes(seq_lens, batch, *geometry, flash_attention=True, **settings) / GiB
         if not np.allclose(flash, values):
             ax.plot(seq_lens, flash, color=colour, lw=1.5, ls="--")
     if chip is not None:
