@@ -194,12 +194,14 @@ def regime_fabric(chip: Chip, kind: str) -> Fabric:
     raise KeyError(f"no {kind} fabric known for chip {chip.label}; pass fabrics={{'{kind}': hw.fabric(...)}}")
 
 
-def regime_steps(chip: Chip, scenarios: tuple[Scenario, ...] = doc002.SCENARIOS, *, d: int = doc002.D_MODEL,
-                 n_layers: int = doc002.N_LAYERS, seq_len: int = doc002.SEQ_LEN, vocab: int = doc002.VOCAB,
-                 fabrics: Mapping[str, Fabric] | None = None, **options: object) -> TrainingStep:
+def regime_steps(chip: Chip, scenarios: tuple[Scenario, ...] = doc002.SCENARIOS, *,
+                 d: int | ModelShape = doc002.D_MODEL, n_layers: int | None = doc002.N_LAYERS,
+                 seq_len: int = doc002.SEQ_LEN, vocab: int = doc002.VOCAB, fabrics: Mapping[str, Fabric] | None = None,
+                 **options: object) -> TrainingStep:
     """The training steps of ``scenarios`` on ``chip`` in one vectorised call (arrays in scenario order).
 
-    Parameters count embeddings (``vocab``) as document 002's Table 5 does. ``fabrics`` maps a
+    Parameters count embeddings (``vocab``) as document 002's Table 5 does; ``d`` may be a dense ModelShape
+    (``d=hw.model("llama-3-8b")``: its own layers and count; ``n_layers`` and ``vocab`` are then unused). ``fabrics`` maps a
     scenario's fabric kind to a Fabric (default: ``regime_fabric``); ``options`` go to
     ``training_step`` (b_w, a, b_opt, b_ar, on_chip_fraction, power_cap).
     Chapter "A 7B model, regime by regime".
@@ -210,8 +212,9 @@ def regime_steps(chip: Chip, scenarios: tuple[Scenario, ...] = doc002.SCENARIOS,
     chosen = dict(fabrics or {})
     bandwidth = np.array([1.0 if s.fabric is None else
                           (chosen.get(s.fabric) or regime_fabric(chip, s.fabric)).bytes_per_s for s in scenarios])
+    shape = isinstance(d, ModelShape)
     return training_step(
-        d, np.array([s.T for s in scenarios]), chip, n_layers,
+        d, np.array([s.T for s in scenarios]), chip, None if shape else n_layers,
         micro_batches=np.array([s.micro_batches for s in scenarios]),
         n_chips=np.array([s.n_chips for s in scenarios]), fabric_bytes_per_s=bandwidth,
-        n_params=transformer_params(d, n_layers, vocab), seq_len=seq_len, **options)
+        n_params=d.params() if shape else transformer_params(d, n_layers, vocab), seq_len=seq_len, **options)

@@ -171,3 +171,12 @@ def test_mixture_of_experts_active_counts_match_their_announcements():
 def test_the_catalogue_holds_what_readers_meet():
     keys = {model.key for model in hw.models()}
     assert set(PUBLISHED) <= keys and {"doc000-7b", "doc000-1.5b"} <= keys
+
+
+def test_document_002s_model_is_in_the_catalogue_and_gives_its_counts():
+    model = hw.model("doc002-7b")
+    assert model.params() == model.published_params == hw.transformer_params(4096, 32, 50000)
+    steps = hw.regime_steps(hw.chip("A100-80GB", source="doc002"), d=model)
+    reference = hw.regime_steps(hw.chip("A100-80GB", source="doc002"))
+    assert steps.time_s == pytest.approx(reference.time_s, rel=1e-12)
+    assert steps.energy_j == pytest.approx(reference.energy_j, rel=1e-12)

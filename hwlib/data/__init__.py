@@ -31,7 +31,7 @@ from hwlib.data.records import (
 _CHIPS: tuple[Chip, ...] = (*vendor_chips.CHIPS, *doc000.CHIPS, *doc002.CHIPS)
 _FABRICS: tuple[Fabric, ...] = (*vendor_systems.FABRICS, *doc002.FABRICS)
 _CLUSTERS: tuple[Cluster, ...] = (*doc002.CLUSTERS, *vendor_systems.CLUSTERS)
-_MODELS: tuple[ModelShape, ...] = (*model_shapes.MODELS, *doc000.MODELS)
+_MODELS: tuple[ModelShape, ...] = (*model_shapes.MODELS, *doc000.MODELS, doc002.MODEL)
 _RECIPES: tuple[TrainingRecipe, ...] = (literature.RECIPES[0], doc000.MIXED_BF16, *literature.RECIPES[1:])
 _DEPLOYMENTS: tuple[Deployment, ...] = vendor_systems.DEPLOYMENTS
 
@@ -121,7 +121,7 @@ def model(name: str) -> ModelShape:
 
 
 def models() -> tuple[ModelShape, ...]:
-    """Every model shape: the published ones, then document 000's geometry."""
+    """Every model shape: the published ones, then document 000's geometry and document 002's model."""
     return _MODELS
 
 

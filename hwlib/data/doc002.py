@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from types import MappingProxyType
 
-from hwlib.data.records import Chip, Cluster, Fabric, Scenario, Sourced, cite
+from hwlib.data.records import Chip, Cluster, Fabric, ModelShape, Scenario, Sourced, cite
 from hwlib.data.vendor_chips import CHIPS as _VENDOR_CHIPS
 
 FILE = "002_501c62d3c87c2a8c.txt"
@@ -20,6 +20,10 @@ FILE = "002_501c62d3c87c2a8c.txt"
 
 def _in(part: str) -> str:
     return f"{FILE} ({part})"
+
+
+def _in_cite(part: str):
+    return cite(_in(part))
 
 
 _GPUS = cite(_in("GPUS"))
@@ -95,6 +99,17 @@ SEQ_LEN = 2048
 """Sequence length s of Table 5's model (tokens)."""
 VOCAB = 50000
 """Vocabulary of Table 5's "+ embeddings (rough)" parameter count (Table 6 counts no embeddings)."""
+
+MODEL = ModelShape(
+    key="doc002-7b", name="document 002, 7B-class", n_layers=N_LAYERS, d_model=D_MODEL, n_heads=32, n_kv_heads=32,
+    head_dim=D_MODEL // 32, d_ff=4 * D_MODEL, mlp="gelu", vocab=VOCAB, norm="none", norms_per_layer=0,
+    n_params=_in_cite("worked_example")(12 * D_MODEL**2 * N_LAYERS + 2 * VOCAB * D_MODEL, "parameters",
+                                        "P = 12 * d * d * L + 2 * 50000 * d  # + embeddings (rough)",
+                                        "The document's own count; it names no head count, so 32 heads of 128 "
+                                        "(a 7B GPT's) are assumed, which changes no count it makes."),
+    source=FILE, note="Table 5's model: 12 d^2 per layer (a GELU MLP of width 4d, multi-head attention, no biases "
+    "or norms counted) and untied embeddings of 50000 tokens.")
+"""Table 5's 7B-class model as a ModelShape: its 12 d^2 L + 2 V d and 72 d^2 T come out exactly through it."""
 
 TABLE3_WIDTHS = (512, 768, 1024, 2048, 4096, 8192, 12288)
 """Hidden sizes of Table 3 (T_min)."""
