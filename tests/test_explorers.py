@@ -273,3 +273,16 @@ def test_explorers_import_only_what_viz_may():
 def test_shared_machinery_is_in_the_base_class():
     assert np.all([cls.update is Explorer.update for cls in CLASSES])
     assert np.all([cls._repr_mimebundle_ is Explorer._repr_mimebundle_ for cls in CLASSES])
+
+
+def test_compute_to_commute_explorers_take_a_model():
+    h100, llama = hw.chip("H100-SXM"), hw.model("llama-3-70b")
+    explorer = hw.StepIntensityExplorer(chip=h100, model=llama)
+    assert f"T_min = {hw.t_min(llama, h100):,.0f}" in explorer.summary.value
+    explorer.layer.value = None  # back to the source document's layer of width d
+    assert f"T_min = {hw.t_min(explorer.d.value, h100):,.0f}" in explorer.summary.value
+    regime = hw.RegimeExplorer(model=hw.model("llama-3-8b"))
+    reference = hw.training_step(hw.model("llama-3-8b"), regime.T.value, regime.chip.value, seq_len=regime.seq_len)
+    assert regime.training_step().flops == pytest.approx(reference.flops)
+    with pytest.raises(ValueError, match="not among"):
+        hw.StepIntensityExplorer(model=hw.model("mixtral-8x7b"))

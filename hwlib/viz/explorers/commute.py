@@ -16,7 +16,8 @@ import numpy as np
 from hwlib.data import chip as find_chip
 from hwlib.data import chips as all_chips
 from hwlib.data import doc002
-from hwlib.data.records import ENERGY_FIELDS, Chip
+from hwlib.data import models as all_models
+from hwlib.data.records import ENERGY_FIELDS, Chip, ModelShape
 from hwlib.energy import ADD_EQUIVALENT_J, energy_per_flop_j, machine_balance
 from hwlib.layer_model import d_min, layer_step, t_min
 from hwlib.roofline import is_compute_bound
@@ -42,6 +43,8 @@ B_W_RANGE = (0.0, 24.0, 1.0)
 A_RANGE = (0.0, 400.0, 10.0)
 """Slider range of a (bytes per token per unit d): low, high, step."""
 STYLE = {"description_width": "110px"}
+SOURCE_LAYER = "GELU 4d, MHA, width d"
+"""The layer choice that uses the source documents' layer of the d slider's width."""
 _T_CURVE = np.geomspace(1, COMMUTE_TOKENS[-1], 160)
 
 
@@ -62,7 +65,7 @@ class CommuteExplorer(Explorer):
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, d: int = doc002.D_MODEL,
                  T: int = doc002.SEQ_LEN, b_w: float = doc002.B_W, a: float = doc002.A,
-                 extra: Sequence[widgets.ValueWidget] = ()) -> None:
+                 extra: Sequence[widgets.ValueWidget] = (), model: ModelShape | None = None) -> None:
         if chips is None:
             records = energy_chips() if self.needs_energy else all_chips()
         else:
@@ -78,7 +81,12 @@ class CommuteExplorer(Explorer):
         options_in("T", T, COMMUTE_TOKENS)
         number_in("b_w", b_w, *B_W_RANGE[:2], "bytes per parameter")
         number_in("a", a, *A_RANGE[:2], "bytes per token per unit d")
+        dense = [m for m in all_models() if m.d_model is not None and not m.is_moe and m is not doc002.MODEL]
+        if model is not None and model not in dense:
+            choose("model", model, dense, ModelShape, "hw.model('llama-3-8b')")
         self.chip = chip_dropdown(records, chip, style=STYLE)
+        self.layer = widgets.Dropdown(options=[(SOURCE_LAYER, None)] + [(m.name, m) for m in dense], value=model,
+                                      description="layer", style=STYLE)
         self.d = widgets.SelectionSlider(options=COMMUTE_WIDTHS, value=d, description="d (hidden)", style=STYLE)
         self.T = widgets.SelectionSlider(options=COMMUTE_TOKENS, value=T, description="T (tokens/visit)",
                                          style=STYLE)
@@ -86,14 +94,18 @@ class CommuteExplorer(Explorer):
                                        description="b_w (B/param)", style=STYLE)
         self.a = widgets.FloatSlider(value=a, min=A_RANGE[0], max=A_RANGE[1], step=A_RANGE[2],
                                      description="a (B/token/d)", style=STYLE)
-        super().__init__([self.chip, self.d, self.T, self.b_w, self.a, *extra])
+        super().__init__([self.chip, self.layer, self.d, self.T, self.b_w, self.a, *extra])
 
     def background_key(self) -> tuple:
         return (self.chip.value,)
 
+    def width(self) -> int | ModelShape:
+        """What the layer model takes: the chosen model's own layer, or the source document's of width d."""
+        return self.d.value if self.layer.value is None else self.layer.value
+
     def step(self):
-        """The layer step (``hw.layer_step``) at the current chip, d, T, b_w and a."""
-        return layer_step(self.d.value, self.T.value, self.chip.value, b_w=self.b_w.value, a=self.a.value)
+        """The layer step (``hw.layer_step``) at the current chip, layer, T, b_w and a."""
+        return layer_step(self.width(), self.T.value, self.chip.value, b_w=self.b_w.value, a=self.a.value)
 
 
 class ByteEnergyExplorer(CommuteExplorer):
@@ -184,7 +196,7 @@ class StepIntensityExplorer(CommuteExplorer):
         self._ax.set_title(title, fontsize=8.5)
 
     def refresh(self) -> str:
-        record, d, b_w, a = self.chip.value, self.d.value, self.b_w.value, self.a.value
+        record, d, b_w, a = self.chip.value, self.width(), self.b_w.value, self.a.value
         self._curve.set_ydata(layer_step(d, _T_CURVE, record, b_w=b_w, a=a).intensity)
         step = self.step()
         self._point.set_data([self.T.value], [step.intensity])

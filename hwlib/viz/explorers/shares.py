@@ -13,7 +13,7 @@ import numpy as np
 
 from hwlib._checks import non_negative, positive
 from hwlib.data import doc002
-from hwlib.data.records import FABRIC_KINDS, Chip
+from hwlib.data.records import FABRIC_KINDS, Chip, ModelShape
 from hwlib.training import regime_fabric, training_step, transformer_params
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import options_in
@@ -103,7 +103,8 @@ class RegimeExplorer(_StackedShares):
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, d: int = doc002.D_MODEL,
                  T: int = doc002.SEQ_LEN, b_w: float = doc002.B_W, a: float = doc002.A,
                  n_layers: int = doc002.N_LAYERS, vocab: int = doc002.VOCAB, seq_len: int = doc002.SEQ_LEN,
-                 micro_batches: int = 1, n_chips: int = 1, fabric: str = "scale-out") -> None:
+                 micro_batches: int = 1, n_chips: int = 1, fabric: str = "scale-out",
+                 model: ModelShape | None = None) -> None:
         positive("n_layers", n_layers, integral=True)
         non_negative("vocab", vocab, integral=True)
         positive("seq_len", seq_len, integral=True)
@@ -117,16 +118,17 @@ class RegimeExplorer(_StackedShares):
                                                style=STYLE)
         self.fabric = widgets.Dropdown(options=[(FABRIC_LABELS[kind], kind) for kind in FABRIC_KINDS], value=fabric,
                                        description="fabric", style=STYLE)
-        super().__init__(chips, chip, d, T, b_w, a, extra=[self.micro_batches, self.n_chips, self.fabric])
+        super().__init__(chips, chip, d, T, b_w, a, extra=[self.micro_batches, self.n_chips, self.fabric], model=model)
 
     def training_step(self):
         """The training step (``hw.training_step``) at the current controls; a KeyError if no fabric is known."""
-        record, d, count = self.chip.value, self.d.value, self.n_chips.value
+        record, width, count = self.chip.value, self.width(), self.n_chips.value
         bandwidth = None if count == 1 else regime_fabric(record, self.fabric.value).bytes_per_s
-        return training_step(d, self.T.value, record, self.n_layers, micro_batches=self.micro_batches.value,
-                             n_chips=count, fabric_bytes_per_s=bandwidth,
-                             n_params=transformer_params(d, self.n_layers, self.vocab), seq_len=self.seq_len,
-                             b_w=self.b_w.value, a=self.a.value)
+        shape = not isinstance(width, int)
+        return training_step(width, self.T.value, record, None if shape else self.n_layers,
+                             micro_batches=self.micro_batches.value, n_chips=count, fabric_bytes_per_s=bandwidth,
+                             n_params=None if shape else transformer_params(width, self.n_layers, self.vocab),
+                             seq_len=self.seq_len, b_w=self.b_w.value, a=self.a.value)
 
     def refresh(self) -> str:
         try:
