@@ -108,6 +108,7 @@ from hwlib.layer_model import (
     t_min_large_d,
 )
 from hwlib.collectives import allreduce_time_s, hierarchical_allreduce_time_s
+from hwlib.serving import inference_step, max_batch, serving_curve
 from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
 from hwlib.data_parallel import (
     batch_squeeze,

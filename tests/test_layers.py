@@ -23,8 +23,8 @@ PACKAGE = ROOT / "hwlib"
 MAX_LINES = 400
 
 BOTTOM = {"hwlib._checks", "hwlib.units", "hwlib.naming"}
-TOPICS = ("roofline", "memory", "sharding", "inference", "energy", "layer_model", "collectives", "training",
-          "data_parallel")
+TOPICS = ("roofline", "memory", "sharding", "inference", "energy", "layer_model", "collectives", "serving",
+          "training", "data_parallel")
 LAYERS = ("bottom", "data", "topic", "measure", "viz", "top")
 HEAVY = ("matplotlib", "pandas", "ipywidgets", "jax")
 
