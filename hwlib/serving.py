@@ -28,7 +28,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array
+from hwlib._checks import (
+    Number,
+    broadcast,
+    non_negative,
+    one_of,
+    positive,
+    scalar_or_array,
+)
 from hwlib.collectives import allreduce_time_s
 from hwlib.data import doc000, fabrics
 from hwlib.data.records import Chip, ModelShape, require, require_chip
@@ -98,6 +105,8 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
     for name, dtype in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype), ("activation_dtype", activation_dtype)):
         one_of(name, dtype, BYTES_PER_ELEMENT)
     chip.peak(compute_dtype)
+    if np.ndim(n_chips):
+        raise TypeError(f"n_chips must be one whole number of chips (one sharding per step), got {n_chips!r}")
     count = int(positive("n_chips", n_chips, integral=True))
     sequences, context, new = broadcast(batch=positive("batch", batch, integral=True),
                                         context_len=non_negative("context_len", context_len, integral=True),

@@ -72,5 +72,7 @@ def test_bad_input():
         hw.inference_step(LLAMA70, H100, 0, 1)
     with pytest.raises(KeyError, match="has no sourced peak"):
         hw.inference_step(LLAMA70, hw.chip("v5p"), 1, 1, compute_dtype="fp4")
+    with pytest.raises(TypeError, match="n_chips must be one whole number"):
+        hw.inference_step(LLAMA70, H100, 1, 1, n_chips=[1, 2])
     with pytest.raises(ValueError, match="has no interconnect"):
         hw.inference_step(LLAMA70, hw.chip("v4"), 1, 1, n_chips=4)

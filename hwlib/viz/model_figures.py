@@ -12,12 +12,20 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hwlib.data.records import ModelShape
+from hwlib.data.records.model_shape import (
+    FORWARD_FLOPS_PER_PARAM,
+    TRAINING_OVER_FORWARD,
+)
 from hwlib.viz.style import PALETTE, new_axes
 
 PARAM_PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, positions, router")
 """The parts :func:`plot_param_shares` stacks, in order (the shape's breakdown, grouped)."""
 Y_TICKS = (0.125, 0.25, 0.5, 1, 2, 4, 8, 16)
 """Ratios labelled on the log axis of :func:`plot_flops_over_6p`."""
+
+
+SIX_P = TRAINING_OVER_FORWARD * FORWARD_FLOPS_PER_PARAM
+"""Training FLOPs per parameter per token of the 6P rule: 3 x 2."""
 
 
 def _require_models(models: object) -> tuple[ModelShape, ...]:
@@ -79,8 +87,8 @@ def plot_flops_over_6p(models: Sequence[ModelShape], seq_lens: np.ndarray, *, ax
         raise ValueError(f"seq_lens must be at least two context lengths > 0 (tokens), got {seq_lens!r}")
     ax = new_axes(ax, (7.0, 4.2))
     for record, colour in zip(records, PALETTE):
-        flops = np.array([record.flops_per_token(float(s), training=True) for s in seq_lens])
-        ax.plot(seq_lens, flops / (6 * record.params()), color=colour, lw=2, label=record.name)
+        flops = np.asarray(record.flops_per_token(seq_lens, training=True))
+        ax.plot(seq_lens, flops / (SIX_P * record.params()), color=colour, lw=2, label=record.name)
         if record.is_moe:
             ax.plot(seq_lens, flops / (6 * record.params(active=True)), color=colour, lw=2, ls="--",
                     label=f"{record.name}, P active")
