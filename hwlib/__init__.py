@@ -3,8 +3,8 @@
 Chapters use it as ``import hwlib as hw``; ``__all__`` below is the whole public API. Layers,
 from the bottom: ``units``; ``data`` (record types and one module per source of numbers, with
 the lookups ``chip``/``chips``, ``fabric``/``fabrics``, ...); the topic modules that compute
-(``roofline``, ``memory``, ``inference``, ``energy``, ``layer_model``, ``collectives``,
-``training``, ``data_parallel``); ``measure`` (runs things, with JAX); ``viz`` (tables,
+(``roofline``, ``memory``, ``sharding``, ``energy``, ``layer_model``, ``collectives``, ``serving``,
+``serving_plan``, ``training``, ``data_parallel``); ``measure`` (runs things, with JAX); ``viz`` (tables,
 figures, glue, explorers). Names from ``viz`` load matplotlib, pandas or ipywidgets only when
 first used, so ``import hwlib`` stays a light calculator. Each function's docstring names the
 chapter that explains it; CONTRIBUTING.md lists every quantity's one name and symbol.
@@ -38,6 +38,7 @@ from hwlib.data import (
     Cluster,
     Fabric,
     ModelShape,
+    ServingRun,
     Sourced,
     TrainingRecipe,
     chip,
@@ -55,6 +56,7 @@ from hwlib.data import (
     models,
     recipe,
     recipes,
+    serving_runs,
 )
 from hwlib.roofline import (
     attainable_flops_per_s,
@@ -81,7 +83,6 @@ from hwlib.memory import (
     usable_bytes,
 )
 from hwlib.sharding import training_memory
-from hwlib.inference import decode_step_time_s
 from hwlib.energy import (
     ADD_EQUIVALENT_J,
     add_equivalent_distance_mm,
@@ -108,7 +109,24 @@ from hwlib.layer_model import (
     t_min_large_d,
 )
 from hwlib.collectives import allreduce_time_s, hierarchical_allreduce_time_s
-from hwlib.serving import inference_step, max_batch, serving_curve
+from hwlib.serving import (
+    PRECISIONS,
+    compute_bound_batch,
+    inference_step,
+    kv_copies,
+    max_batch,
+    scale_up_link,
+    time_per_output_token_s,
+    time_to_first_token_s,
+)
+from hwlib.serving_plan import (
+    max_mean_prompt,
+    serving_chips,
+    serving_curve,
+    serving_run_bound,
+    tensor_parallel_sizes,
+    throughput_bound,
+)
 from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
 from hwlib.data_parallel import (
     batch_squeeze,
@@ -131,7 +149,7 @@ _VIZ = {
     "hwlib.viz.style": ("PALETTE", "use_book_style"),
     "hwlib.viz.tables": (
         "balance_table", "byte_cost_table", "chip_table", "elementwise_tax_table", "fabric_table",
-        "measurements_table", "provenance_table", "regime_table", "squeeze_table", "t_min_table",
+        "measurements_table", "provenance_table", "regime_table", "serving_check_table", "squeeze_table", "t_min_table",
         "symbol_table", "xla_counts_table", "xla_layer_table",
     ),
     "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),
@@ -141,9 +159,11 @@ _VIZ = {
         "plot_time_to_target",
     ),
     "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
+    "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
     "hwlib.viz.explorers": (
         "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "KVCacheExplorer",
-        "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "StepIntensityExplorer",
+        "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "ServingExplorer",
+        "StepIntensityExplorer",
     ),
 }
 _LAZY = {name: module for module, names in _VIZ.items() for name in names}

@@ -68,6 +68,13 @@ def positive(name: str, value: object, **options: bool) -> np.ndarray:
     return as_real_array(name, value, minimum=0.0, strictly_above=True, **options)
 
 
+def whole_count(name: str, value: object) -> int:
+    """One whole number > 0 (a chip count: one sharding per call), not an array."""
+    if np.ndim(value):
+        raise TypeError(f"{name} must be one whole number of chips (one sharding per step), got {describe(value)}")
+    return int(positive(name, value, integral=True))
+
+
 def non_negative(name: str, value: object, **options: bool) -> np.ndarray:
     """``as_real_array`` for quantities that must be >= 0."""
     return as_real_array(name, value, minimum=0.0, **options)

@@ -7,8 +7,10 @@ workstations", JPDC 69(2), 2009); with bf16 gradients that is b_ar = 4 bytes per
 each node of n chips over the node fabric, all-reduce of each chip's 1 / n shard across the
 M = N / n nodes over its own NIC, all-gather inside the node (Horovod's hierarchical all-reduce,
 Sergeev and Del Balso, arXiv:1802.05799, 2018; the decomposition of Cho et al., "BlueConnect",
-SysML 2019). Bandwidths are per chip per direction. Explained in the chapters "A 7B model,
-regime by regime" and "The batch-size squeeze".
+SysML 2019). Bandwidths are per chip per direction. A ring's 2 (N - 1) steps each also wait one
+link latency alpha (the alpha-beta cost of Thakur, Rabenseifner and Gropp, "Optimization of
+collective communication operations in MPICH", IJHPCA 19(1), 2005, Sec. 4): 0 unless given.
+Explained in the chapters "A 7B model, regime by regime", "The batch-size squeeze" and "Serving a model".
 """
 
 from __future__ import annotations
@@ -20,16 +22,17 @@ from hwlib.data import doc002
 
 
 def allreduce_time_s(n_params: Number, n_chips: Number, fabric_bytes_per_s: Number,
-                     b_ar: Number = doc002.B_AR) -> Number:
-    """Seconds of a ring all-reduce of the gradients: b_ar P (N - 1) / N / fabric bandwidth (0 for N = 1).
+                     b_ar: Number = doc002.B_AR, *, latency_s: Number = 0.0) -> Number:
+    """Seconds of a ring all-reduce: b_ar P (N - 1) / N / fabric bandwidth + 2 (N - 1) latency_s (0 for N = 1).
 
-    ``fabric_bytes_per_s`` is per direction per chip (``hw.fabric(...).bytes_per_s``).
-    Chapter "A 7B model, regime by regime".
+    ``fabric_bytes_per_s`` is per direction per chip (``hw.fabric(...).bytes_per_s``); ``n_params``
+    counts elements (gradients, or activations in "Serving a model"). Chapter "A 7B model, regime by regime".
     """
-    params, chips, bandwidth, size = broadcast(
+    params, chips, bandwidth, size, alpha = broadcast(
         n_params=positive("n_params", n_params), n_chips=positive("n_chips", n_chips, integral=True),
-        fabric_bytes_per_s=positive("fabric_bytes_per_s", fabric_bytes_per_s), b_ar=non_negative("b_ar", b_ar))
-    return scalar_or_array(size * params * (chips - 1.0) / chips / bandwidth)
+        fabric_bytes_per_s=positive("fabric_bytes_per_s", fabric_bytes_per_s), b_ar=non_negative("b_ar", b_ar),
+        latency_s=non_negative("latency_s", latency_s))
+    return scalar_or_array(size * params * (chips - 1.0) / chips / bandwidth + 2.0 * (chips - 1.0) * alpha)
 
 
 def hierarchical_allreduce_time_s(n_params: Number, n_chips: Number, node_bytes_per_s: Number,

@@ -16,28 +16,25 @@ token). Its parts, each with FLOPs and HBM bytes:
 Time is a range: the lower bound is the roofline of the totals, max(F / pi, Q / beta) on the n_chips'
 summed peak and bandwidth (Williams et al. 2009; Pope et al., "Efficiently Scaling Transformer
 Inference", MLSys 2023, arXiv:2211.05102, Sec. 2-3), and the upper bound sums each part's own
-roofline time (no overlap between parts). Tensor parallelism adds two all-reduces of the
-activations per layer (Shoeybi et al., "Megatron-LM", arXiv:1909.08053, Sec. 3) as a ring over the
-chips' scale-up fabric (``hw.allreduce_time_s``); link latency is not modelled. Chapter "Serving a
-model" (to come); used by "KV-cache precision".
+roofline time (no overlap between parts). Tensor parallelism splits heads and MLP columns over the
+chips (Shoeybi et al., "Megatron-LM", arXiv:1909.08053, Sec. 3): two all-reduces of the activations
+per layer, a ring over the chip's scale-up fabric with its link latency where one is sourced
+(``hw.allreduce_time_s``), not overlapped with compute; with more chips than KV heads each chip
+keeps a whole KV head, so the cache is replicated. Chapter "Serving a model"; "KV-cache precision"
+uses the memory term.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
-from hwlib._checks import (
-    Number,
-    broadcast,
-    non_negative,
-    one_of,
-    positive,
-    scalar_or_array,
-)
+from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array, whole_count
 from hwlib.collectives import allreduce_time_s
 from hwlib.data import doc000, fabrics
+from hwlib.data.literature import ICI_HOP_LATENCY
 from hwlib.data.records import Chip, ModelShape, require, require_chip
 from hwlib.memory import tokens_that_fit
 from hwlib.roofline import roofline_bound_s
@@ -46,8 +43,20 @@ from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
 PARTS = ("weights", "attention", "activations")
 ALLREDUCES_PER_LAYER = 2
 """Megatron's tensor-parallel layer: one all-reduce after attention, one after the MLP."""
-RING_BYTES_PER_ELEMENT_FACTOR = 2.0
-"""A ring all-reduce sends each element twice per direction: b_ar = 2 x element size."""
+RING_SENDS_PER_ELEMENT = 2.0
+"""A ring all-reduce sends each element twice per direction (reduce-scatter, then all-gather)."""
+PRECISIONS = MappingProxyType({
+    "bf16": dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
+    "int8 weights": dict(weight_dtype="int8", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
+    "int8 weights and KV": dict(weight_dtype="int8", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"),
+    "fp8": dict(weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8"),
+    "int4 weights, int8 KV": dict(weight_dtype="int4", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"),
+    "fp4, fp8 KV": dict(weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4"),
+})
+"""Common serving precisions as ``inference_step`` options: weight-only quantization keeps bf16 matmuls; fp8 and
+fp4 run the matmuls at their own peak."""
+LARGEST_BATCH_SEARCHED = 2.0 ** 40
+"""``compute_bound_batch`` reports inf when decode is still memory-bound at this batch."""
 
 
 @dataclass(frozen=True)
@@ -55,8 +64,9 @@ class InferenceStep:
     """One inference step: FLOPs and bytes by part, the time range (s), communication, the bound that dominates.
 
     Floats for scalar inputs, arrays of the broadcast shape of batch and context otherwise.
-    ``time_s`` is the lower bound, ``time_upper_s`` the no-overlap sum, both with ``comm_time_s``.
-    ``bound`` is "compute", "memory" or "communication" (the largest of the three lower-bound terms).
+    ``time_s`` is the lower bound, ``time_upper_s`` the no-overlap sum, both with ``comm_time_s``;
+    ``compute_time_s`` and ``memory_time_s`` are the two roofline terms of the totals on one chip's share.
+    ``bound`` is "compute", "memory" or "communication" (the largest of the three).
     Chapter "Serving a model".
     """
 
@@ -67,6 +77,8 @@ class InferenceStep:
     part_bytes: dict
     time_s: Number
     time_upper_s: Number
+    compute_time_s: Number
+    memory_time_s: Number
     comm_time_s: Number
     bound: object
     n_chips: int
@@ -81,33 +93,46 @@ class InferenceStep:
         return scalar_or_array(np.asarray(self.tokens_per_s) / self.n_chips)
 
 
-def _fabric_bytes_per_s(chip: Chip) -> float:
-    """Per-direction bandwidth of the chip's scale-up fabric: its vendor fabric record, else half its interconnect."""
+def scale_up_link(chip: Chip) -> tuple[float, float]:
+    """Per-direction bandwidth (B/s) and ring-step latency (s) of the chip's scale-up fabric.
+
+    Its vendor fabric record, else half the chip's interconnect total, with a TPU's ICI hop latency
+    (``literature.ICI_HOP_LATENCY``) or none. Chapter "Serving a model".
+    """
+    chip = require_chip(chip)
     scale_up = fabrics(source="vendor", kind="scale-up", chip=chip)
     if scale_up:
-        return scale_up[0].bytes_per_s
+        return scale_up[0].bytes_per_s, scale_up[0].latency_s
     if chip.interconnect_bytes_per_s is None:
         raise ValueError(f"chip {chip.label} has no interconnect: tensor parallelism over n_chips > 1 needs one")
-    return chip.interconnect_bytes_per_s / 2
+    return chip.interconnect_bytes_per_s / 2, ICI_HOP_LATENCY.value if chip.vendor == "Google" else 0.0
+
+
+def kv_copies(model: ModelShape, n_chips: int) -> float:
+    """How many times the KV cache is stored over ``n_chips`` tensor-parallel chips: 1 up to n_kv_heads chips.
+
+    Each chip keeps ceil(n_kv_heads / n_chips) whole heads. Chapter "Serving a model".
+    """
+    heads = model.n_kv_heads
+    return n_chips * -(-heads // n_chips) / heads
 
 
 def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Number, new_tokens: Number = 1,
                    n_chips: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", *,
-                   activation_dtype: str = "bf16", compute_dtype: str = "bf16") -> InferenceStep:
+                   activation_dtype: str = "bf16", compute_dtype: str = "bf16",
+                   link_latency_s: float | None = None) -> InferenceStep:
     """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new tokens.
 
     ``n_chips`` chips split every weight, head and FLOP by tensor parallelism. ``compute_dtype`` is the
-    matmuls' peak (weight-only quantization still computes in bf16). Vectorised over batch, context and
-    new tokens. Chapter "Serving a model".
+    matmuls' peak (weight-only quantization still computes in bf16). ``link_latency_s`` overrides the
+    fabric's sourced latency. Vectorised over batch, context and new tokens. Chapter "Serving a model".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     chip = require_chip(chip)
     for name, dtype in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype), ("activation_dtype", activation_dtype)):
         one_of(name, dtype, BYTES_PER_ELEMENT)
     chip.peak(compute_dtype)
-    if np.ndim(n_chips):
-        raise TypeError(f"n_chips must be one whole number of chips (one sharding per step), got {n_chips!r}")
-    count = int(positive("n_chips", n_chips, integral=True))
+    count = whole_count("n_chips", n_chips)
     sequences, context, new = broadcast(batch=positive("batch", batch, integral=True),
                                         context_len=non_negative("context_len", context_len, integral=True),
                                         new_tokens=positive("new_tokens", new_tokens, integral=True))
@@ -125,8 +150,8 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
     query = model.n_heads * model.head_dim
     attended = new * context + new * (new + 1) / 2.0
     attention_flops = 4.0 * model.n_layers * query * attended * sequences
-    kv_per_token = model.kv_bytes_per_token(kv_dtype)
-    attention_bytes = sequences * (context * kv_per_token + new * kv_per_token)
+    kv_per_token = model.kv_bytes_per_token(kv_dtype) * kv_copies(model, count)
+    attention_bytes = sequences * (context + new) * kv_per_token
     kv_width = model.n_kv_heads * model.head_dim
     width = model.d_ff if not model.is_moe else model.d_ff_expert * (model.experts_per_token + model.n_shared_experts)
     mlp_out = (2 if model.mlp == "gated" else 1) * width
@@ -136,16 +161,18 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
     flops = {"weights": weight_flops, "attention": attention_flops, "activations": np.zeros_like(weight_flops)}
     moved = {"weights": weight_bytes, "attention": attention_bytes, "activations": activation_bytes}
     total_flops, total_bytes = sum(flops.values()), sum(moved.values())
-    peak, bandwidth = count * chip.peak(compute_dtype), count * chip.hbm_bytes_per_s
-    compute_s, memory_s = total_flops / peak, total_bytes / bandwidth
+    compute_s = total_flops / count / chip.peak(compute_dtype)
+    memory_s = total_bytes / count / chip.hbm_bytes_per_s
     if count > 1:
-        message = tokens * model.d_model * dtype_bytes(activation_dtype)
-        per_allreduce = np.asarray(allreduce_time_s(message, count, _fabric_bytes_per_s(chip),
-                                                    RING_BYTES_PER_ELEMENT_FACTOR))
+        bandwidth, latency = scale_up_link(chip)
+        latency = latency if link_latency_s is None else float(non_negative("link_latency_s", link_latency_s))
+        per_allreduce = np.asarray(allreduce_time_s(tokens * model.d_model, count, bandwidth,
+                                                    RING_SENDS_PER_ELEMENT * dtype_bytes(activation_dtype),
+                                                    latency_s=latency))
         comm = ALLREDUCES_PER_LAYER * model.n_layers * per_allreduce
     else:
         comm = np.zeros_like(compute_s)
-    lower = roofline_bound_s(total_flops / count, total_bytes / count, chip, compute_dtype) + comm
+    lower = np.maximum(compute_s, memory_s) + comm
     upper = sum(roofline_bound_s(flops[p] / count, moved[p] / count, chip, compute_dtype) for p in PARTS) + comm
     names = np.array(["compute", "memory", "communication"])
     bound = names[np.argmax(np.stack(np.broadcast_arrays(compute_s, memory_s, comm)), axis=0)]
@@ -153,48 +180,73 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
         tokens=scalar_or_array(tokens), flops=scalar_or_array(total_flops), bytes=scalar_or_array(total_bytes),
         part_flops={p: scalar_or_array(v) for p, v in flops.items()},
         part_bytes={p: scalar_or_array(v) for p, v in moved.items()},
-        time_s=scalar_or_array(lower), time_upper_s=scalar_or_array(upper), comm_time_s=scalar_or_array(comm),
-        bound=str(bound) if bound.ndim == 0 else bound, n_chips=count)
+        time_s=scalar_or_array(lower), time_upper_s=scalar_or_array(upper),
+        compute_time_s=scalar_or_array(compute_s), memory_time_s=scalar_or_array(memory_s),
+        comm_time_s=scalar_or_array(comm), bound=str(bound) if bound.ndim == 0 else bound, n_chips=count)
+
+
+def time_to_first_token_s(model: ModelShape, chip: Chip, prompt_len: Number, batch: Number = 1, n_chips: int = 1,
+                          weight_dtype: str = "bf16", kv_dtype: str = "bf16", *, upper: bool = False,
+                          **options: object) -> Number:
+    """Seconds from a prompt of ``prompt_len`` tokens (for each of ``batch`` sequences) to its first new token.
+
+    The prefill step (``inference_step`` with context 0 and the prompt as new tokens), its lower
+    bound or, with ``upper``, its no-overlap bound. Chapter "Serving a model".
+    """
+    step = inference_step(model, chip, batch, 0, positive("prompt_len", prompt_len, integral=True), n_chips,
+                          weight_dtype, kv_dtype, **options)
+    return step.time_upper_s if upper else step.time_s
+
+
+def time_per_output_token_s(model: ModelShape, chip: Chip, context_len: Number, batch: Number = 1,
+                            n_chips: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", *,
+                            upper: bool = False, **options: object) -> Number:
+    """Seconds per generated token of each sequence: one decode step of ``batch`` at ``context_len``.
+
+    Lower bound, or with ``upper`` the no-overlap bound. Chapter "Serving a model".
+    """
+    step = inference_step(model, chip, batch, context_len, 1, n_chips, weight_dtype, kv_dtype, **options)
+    return step.time_upper_s if upper else step.time_s
+
+
+def compute_bound_batch(model: ModelShape, chip: Chip, context_len: Number, n_chips: int = 1,
+                        weight_dtype: str = "bf16", kv_dtype: str = "bf16", **options: object) -> Number:
+    """The smallest decode batch whose FLOPs take at least as long as its bytes, at ``context_len``.
+
+    inf where decode stays memory-bound at every batch (the attention over a long cache has a fixed
+    intensity, about n_heads / n_kv_heads FLOPs per byte at bf16, below most ridge points). The first
+    power of two that is compute-bound, then a vectorised bisection below it. Chapter "Serving a model".
+    """
+    context = np.asarray(non_negative("context_len", context_len, integral=True), dtype=float)
+
+    def compute_bound(batches: np.ndarray) -> np.ndarray:
+        step = inference_step(model, chip, batches, context, 1, n_chips, weight_dtype, kv_dtype, **options)
+        return np.asarray(step.compute_time_s) >= np.asarray(step.memory_time_s)
+
+    powers = 2.0 ** np.arange(np.log2(LARGEST_BATCH_SEARCHED) + 1)
+    turned = compute_bound(powers.reshape((-1,) + (1,) * context.ndim))
+    never = ~turned[-1]
+    first = np.argmax(turned, axis=0)
+    high = powers[first]
+    low = np.where(first > 0, powers[np.maximum(first - 1, 0)], high)
+    while np.any(high - low > 1):
+        middle = np.floor((low + high) / 2)
+        turned = compute_bound(middle)
+        high, low = np.where(turned, middle, high), np.where(turned, low, middle)
+    return scalar_or_array(np.where(never, np.inf, high))
 
 
 def max_batch(model: ModelShape, chip: Chip, context_len: Number, n_chips: int = 1, weight_dtype: str = "bf16",
               kv_dtype: str = "bf16", usable_fraction: float = doc000.USABLE_FRACTION) -> Number:
     """The largest batch of sequences of ``context_len`` tokens whose KV cache fits beside the weights (0: none).
 
-    On ``n_chips`` chips' usable HBM (``chip.capacity_bytes``). Chapter "Serving a model".
+    On ``n_chips`` chips' usable HBM (``chip.capacity_bytes``), the cache replicated as ``kv_copies``
+    says. Chapter "Serving a model".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
+    count = whole_count("n_chips", n_chips)
     context = positive("context_len", context_len, integral=True)
-    room = tokens_that_fit(chip, model.weight_bytes(weight_dtype), model.kv_bytes_per_token(kv_dtype),
-                           usable_fraction, n_chips)
+    room = tokens_that_fit(chip, model.weight_bytes(weight_dtype),
+                           model.kv_bytes_per_token(kv_dtype) * kv_copies(model, count), usable_fraction, count)
     result = np.floor(np.asarray(room) / context).astype(np.int64)
     return int(result) if result.ndim == 0 else result
-
-
-@dataclass(frozen=True)
-class ServingCurve:
-    """Decode at each batch: time per output token (s, lower and upper), tokens/s of the system and per chip,
-    whether the batch's KV cache fits, and the bound. Chapter "Serving a model"."""
-
-    batches: np.ndarray
-    time_per_token_s: np.ndarray
-    time_per_token_upper_s: np.ndarray
-    tokens_per_s: np.ndarray
-    tokens_per_s_per_chip: np.ndarray
-    fits: np.ndarray
-    bound: np.ndarray
-
-
-def serving_curve(model: ModelShape, chip: Chip, context_len: int, batches: Number, n_chips: int = 1,
-                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", **options: object) -> ServingCurve:
-    """The latency-throughput curve of decoding at ``context_len``: one inference step per batch in ``batches``.
-
-    ``options`` go to ``inference_step``. Chapter "Serving a model".
-    """
-    sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
-    step = inference_step(model, chip, sizes, context_len, 1, n_chips, weight_dtype, kv_dtype, **options)
-    largest = max_batch(model, chip, context_len, n_chips, weight_dtype, kv_dtype)
-    return ServingCurve(batches=sizes, time_per_token_s=np.asarray(step.time_s),
-                        time_per_token_upper_s=np.asarray(step.time_upper_s),
-                        tokens_per_s=np.asarray(step.tokens_per_s), tokens_per_s_per_chip=np.asarray(step.tokens_per_s_per_chip),
-                        fits=sizes <= largest, bound=np.atleast_1d(step.bound))

@@ -208,10 +208,9 @@ def test_kv_explorer_reports_the_cache_and_the_decode_bound():
     h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 8B")
     explorer = hw.KVCacheExplorer(chip=h100, model=llama, seq_len=8192, batch=16)
     assert "1 GiB" in explorer.summary.value
-    weights = llama.weight_bytes()
-    bound = hw.decode_step_time_s(weights, hw.kv_cache_bytes(8192, llama), 16, h100)
+    bound = hw.inference_step(llama, h100, 16, 8192).time_s
     assert hw.format_seconds(bound) in explorer.summary.value
-    fit = hw.tokens_that_fit(h100, weights, hw.kv_cache_bytes(1, llama)) // 8192
+    fit = hw.max_batch(llama, h100, 8192)
     assert f"<td>bf16</td><td>1 GiB</td><td>{int(fit):,}</td>" in explorer.summary.value
     explorer.batch.value = 1024
     assert explorer.summary.value.count("does not fit") == 4
@@ -256,7 +255,8 @@ def test_squeeze_explorer_reports_the_optimal_batch():
 
 def test_explorers_import_only_what_viz_may():
     allowed = ("__future__", "collections", "contextlib", "io", "ipywidgets", "matplotlib", "numpy", "PIL",
-               "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.inference",
+               "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.serving",
+               "hwlib.serving_plan",
                "hwlib.energy", "hwlib.layer_model", "hwlib.training", "hwlib.data_parallel", "hwlib.sharding",
                "hwlib.collectives", "hwlib.viz.style", "hwlib.viz.explorers")
     package = pathlib.Path(hw.__file__).parent / "viz" / "explorers"

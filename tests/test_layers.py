@@ -23,7 +23,7 @@ PACKAGE = ROOT / "hwlib"
 MAX_LINES = 400
 
 BOTTOM = {"hwlib._checks", "hwlib.units", "hwlib.naming"}
-TOPICS = ("roofline", "memory", "sharding", "inference", "energy", "layer_model", "collectives", "serving",
+TOPICS = ("roofline", "memory", "sharding", "energy", "layer_model", "collectives", "serving", "serving_plan",
           "training", "data_parallel")
 LAYERS = ("bottom", "data", "topic", "measure", "viz", "top")
 HEAVY = ("matplotlib", "pandas", "ipywidgets", "jax")

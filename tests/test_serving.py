@@ -1,7 +1,9 @@
-"""hw.inference_step, hw.max_batch, hw.serving_curve: one inference step of a ModelShape, as a range of times."""
+"""Serving: hw.inference_step and what is built on it (first-token and per-token times, the compute-bound batch,
+the fewest chips, the throughput bound), and every published measured run under its bound."""
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import hwlib as hw
 
@@ -35,9 +37,12 @@ def test_tensor_parallelism_splits_the_work_and_adds_all_reduces():
     assert eight.flops == one.flops and eight.bytes == one.bytes
     assert eight.comm_time_s > 0
     assert eight.time_s == pytest.approx(one.time_s / 8 + eight.comm_time_s)
-    # 2 ring all-reduces per layer of 16 tokens x d bf16 over NVLink 4 (450 GB/s per direction)
+    # 2 ring all-reduces per layer of 16 tokens x d bf16 over NVLink 4 (450 GB/s per direction), each ring
+    # of 8 taking 2 x 7 steps of NCCL's 0.6 us NVLink latency
     message = 16 * 8192 * 2
-    assert eight.comm_time_s == pytest.approx(2 * 80 * 2 * message * 7 / 8 / 450e9)
+    assert eight.comm_time_s == pytest.approx(2 * 80 * (2 * message * 7 / 8 / 450e9 + 14 * 0.6e-6))
+    no_latency = hw.inference_step(LLAMA70, H100, 16, 2048, n_chips=8, link_latency_s=0)
+    assert no_latency.comm_time_s == pytest.approx(2 * 80 * 2 * message * 7 / 8 / 450e9)
 
 
 def test_precisions_and_experts():
@@ -76,3 +81,93 @@ def test_bad_input():
         hw.inference_step(LLAMA70, H100, 1, 1, n_chips=[1, 2])
     with pytest.raises(ValueError, match="has no interconnect"):
         hw.inference_step(LLAMA70, hw.chip("v4"), 1, 1, n_chips=4)
+
+
+def test_first_token_and_per_token_times_are_the_prefill_and_decode_steps():
+    prefill = hw.inference_step(LLAMA70, H100, 4, 0, new_tokens=2048, n_chips=8)
+    assert hw.time_to_first_token_s(LLAMA70, H100, 2048, 4, 8) == prefill.time_s
+    assert hw.time_to_first_token_s(LLAMA70, H100, 2048, 4, 8, upper=True) == prefill.time_upper_s
+    decode = hw.inference_step(LLAMA70, H100, np.array([1, 64]), 4096, n_chips=8, kv_dtype="fp8")
+    np.testing.assert_array_equal(hw.time_per_output_token_s(LLAMA70, H100, 4096, [1, 64], 8, kv_dtype="fp8"),
+                                  decode.time_s)
+    assert prefill.bound == "compute" and decode.bound[0] == "memory"
+
+
+def test_compute_bound_batch_is_the_first_batch_whose_flops_outlast_its_bytes():
+    llama8 = hw.model("llama-3-8b")
+    contexts = np.array([0, 128, 2048, 32768])
+    turn = hw.compute_bound_batch(llama8, H100, contexts)
+    finite = np.isfinite(turn)
+    assert finite[:2].all() and not finite[2:].any()  # a long cache's attention never reaches the ridge point
+    for context, batch in zip(contexts[finite], turn[finite]):
+        at, below = (hw.inference_step(llama8, H100, b, context) for b in (batch, batch - 1))
+        assert at.compute_time_s >= at.memory_time_s and below.compute_time_s < below.memory_time_s
+    # an int8 weight and cache halve the bytes: the turn comes at about half the batch, on int8 compute twice as far
+    assert hw.compute_bound_batch(llama8, H100, 0, weight_dtype="int8", kv_dtype="int8") < turn[0] * 0.6
+    assert hw.compute_bound_batch(hw.model("mixtral-8x7b"), H100, 128) > turn[0]  # sparse experts: more tokens
+
+
+def test_kv_heads_are_replicated_beyond_n_kv_heads_chips():
+    assert [hw.kv_copies(LLAMA70, n) for n in (1, 2, 8, 16, 64)] == [1, 1, 1, 2, 8]
+    v5e = hw.chip("v5e")
+    sixteen = hw.inference_step(LLAMA70, v5e, 8, 4096, n_chips=16)
+    assert sixteen.part_bytes["attention"] == 8 * 4097 * LLAMA70.kv_bytes_per_token() * 2
+    # from 8 to 16 chips the HBM doubles but so does each token's cache: the batch grows by less than twice
+    sizes = [hw.max_batch(LLAMA70, v5e, 4096, n) for n in (16, 32)]
+    room = [n * 0.8 * v5e.capacity_bytes - LLAMA70.weight_bytes() for n in (16, 32)]
+    assert sizes == [int(r // (4096 * LLAMA70.kv_bytes_per_token() * c)) for r, c in zip(room, (2, 4))]
+
+
+def test_serving_chips_finds_the_fewest_that_hold_and_meet_the_target():
+    plan = hw.serving_chips(LLAMA70, H100, 4096, batch=[1, 32, 256], tpot_target_s=0.05)
+    assert list(plan.n_chips) == [4, 4, 8]  # 141 GB of bf16 weights overflow 80 % of two 80 GB GPUs
+    assert list(plan.deployment) == ["4 of the 8 GPUs of one node"] * 2 + ["1 x 8-GPU node"]
+    assert np.all(plan.max_batch >= [1, 32, 256]) and np.all(plan.time_per_token_s <= 0.05)
+    tight = hw.serving_chips(LLAMA70, H100, 4096, batch=32, tpot_target_s=1e-3)
+    assert tight.n_chips == 0 and tight.deployment == "none" and tight.time_per_token_s == np.inf
+    v5e = hw.serving_chips(LLAMA70, hw.chip("v5e"), 2048, 16, prompt_len=2048, ttft_target_s=2.0)
+    # 16 chips hold 16 caches but prefill 16 prompts of 2,048 tokens in more than 2 s
+    assert hw.time_to_first_token_s(LLAMA70, hw.chip("v5e"), 2048, 16, 16) > 2.0
+    assert v5e.n_chips == 32 and isinstance(v5e.n_chips, int) and v5e.deployment == "v5litepod-32 (4x8)"
+    assert hw.tensor_parallel_sizes(LLAMA70, H100) == (1, 2, 4, 8)
+
+
+def test_throughput_bound_of_a_workload():
+    llama8 = hw.model("llama-3-8b")
+    bound = hw.throughput_bound(llama8, H100, 1000, 1000, weight_dtype="fp8", kv_dtype="fp8")
+    assert bound.batch == hw.max_batch(llama8, H100, 1000 + 499, 1, "fp8", "fp8", usable_fraction=1.0)
+    assert 0 < bound.prefill_share < 1 and bound.replicas == 1
+    # eight one-chip replicas do eight times one chip's work; one eight-chip replica pays its all-reduces
+    eight = hw.throughput_bound(llama8, H100, 1000, 1000, 8, "fp8", "fp8", tensor_parallel=1)
+    assert eight.tokens_per_s == pytest.approx(8 * bound.tokens_per_s) and eight.replicas == 8
+    lengths = hw.throughput_bound(llama8, H100, [128, 1000, 4000], 1000)
+    assert np.all(np.diff(lengths.tokens_per_s) < 0)  # longer prompts: more prefill per answer
+    assert hw.throughput_bound(LLAMA70, H100, 1000, 1000).tokens_per_s == 0  # does not fit on one GPU
+    with pytest.raises(ValueError, match="tensor_parallel must divide n_chips=8"):
+        hw.throughput_bound(llama8, H100, 10, 10, 8, tensor_parallel=3)
+
+
+def test_no_measured_run_beats_its_bound():
+    runs = hw.serving_runs()
+    assert len(runs) >= 12 and len({run.key for run in runs}) == len(runs)
+    for run in runs:
+        bound = hw.serving_run_bound(run)
+        assert 0 < run.tokens_per_s.value < bound.tokens_per_s, run.key
+        assert run.tokens_per_s.source and run.tokens_per_s.quoted
+    unknown = [run for run in runs if run.input_len is None and run.output_len is not None]
+    limits = {run.key: hw.max_mean_prompt(run) for run in unknown}
+    assert all(0 < limit <= 1024 for limit in limits.values())
+    with pytest.raises(ValueError, match="states its prompt length"):
+        hw.max_mean_prompt(next(run for run in runs if run.input_len is not None))
+
+
+@settings(max_examples=60, deadline=None)
+@given(batch=st.integers(1, 4096), context=st.integers(0, 32768), new=st.integers(1, 64),
+       chips=st.sampled_from([1, 2, 4, 8]), key=st.sampled_from(["llama-3-8b", "llama-3-70b", "mixtral-8x7b"]))
+def test_step_properties(batch, context, new, chips, key):
+    model = hw.model(key)
+    step = hw.inference_step(model, H100, batch, context, new, chips)
+    assert step.time_s <= step.time_upper_s + 1e-15
+    assert step.time_s == pytest.approx(max(step.compute_time_s, step.memory_time_s) + step.comm_time_s)
+    bigger = hw.inference_step(model, H100, batch + 1, context, new, chips)
+    assert bigger.time_s >= step.time_s and bigger.tokens_per_s >= step.tokens_per_s * (1 - 1e-12)

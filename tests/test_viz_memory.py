@@ -45,7 +45,9 @@ def test_kv_plots():
     np.testing.assert_array_equal(bf16.get_xdata(), [1, 2, 4, largest])
     full = 1e3 * hw.usable_bytes(h100) / h100.hbm_bytes_per_s
     one_sequence = 1e3 * hw.kv_cache_bytes(8192, llama3) / h100.hbm_bytes_per_s
-    assert full - one_sequence < bf16.get_ydata()[-1] <= full
+    # a step reads every matmul weight but only the batch's rows of the embedding table
+    embedding = 1e3 * llama3.param_breakdown()["embedding"] * 2 / h100.hbm_bytes_per_s
+    assert full - one_sequence - embedding < bf16.get_ydata()[-1] <= full
     assert "ms" in ax.get_ylabel()
     plt.close("all")
 

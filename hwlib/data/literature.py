@@ -110,3 +110,24 @@ KAPLAN_CRITICAL_BATCH = MappingProxyType({
     "alpha_b": _KAPLAN(0.21, "1", "alpha_B ~ 0.21", "1 / 0.21 = 4.8, the exponent of Figure 10's legend."),
 })
 """Kaplan et al.'s power law for the critical batch in the loss L (nats): B_crit = B_* / L^(1/alpha_B)."""
+
+# --- the latency of one step of a ring collective -------------------------------------------
+
+NVLINK_RING_STEP_LATENCY = cite(
+    "NVIDIA/nccl, src/graph/tuning.cc, NCCL 2.29.2 (commit ebd1e929), ncclTunerConstantsDefaults.hwLatencies "
+    "(units: '// Latencies in us' in the same file's earlier versions)")(
+    0.6e-6, "s", "/* NVLINK */ { { .6, 1.25, 4.0 }, { .6, 1.9, 3.4 }, /* Tree (LL/LL128/Simple), "
+    "Ring (LL/LL128/Simple)*/",
+    "NCCL's own model of one ring step over NVLink with its small-message LL protocol (3.4 us with Simple); "
+    "the same for A100, H100 and B200. NCCL adds a base latency per call (6.6 us for a ring with LL), launch "
+    "overhead that custom one-shot all-reduce kernels avoid: not in hwlib's bound.")
+"""NCCL's latency of one ring step over NVLink (s), small messages."""
+
+ICI_HOP_LATENCY = cite(
+    "Austin et al., 'How to Scale Your Model', Google DeepMind (2025), Sharding, "
+    "https://jax-ml.github.io/scaling-book/sharding/ (jax-ml/scaling-book, sharding.md, commit 04d8de58)")(
+    1e-6, "s", "Each hop over an ICI link has some intrinsic overhead regardless of the data volume. "
+    "This is typically around 1us.",
+    "One figure for every TPU generation; the same page reports a measured 3-hop transfer on v5e taking "
+    "'closer to 8us'. An older version of the book assumed 1/2 us per hop.")
+"""Latency of one hop over a TPU's ICI (s)."""

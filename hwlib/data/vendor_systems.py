@@ -11,6 +11,7 @@ and "HBM budgets for training".
 
 from __future__ import annotations
 
+from hwlib.data.literature import ICI_HOP_LATENCY, NVLINK_RING_STEP_LATENCY
 from hwlib.data.records import READ_ON, Cluster, Deployment, Fabric, cite
 from hwlib.data.vendor_chips import CHIPS as _CHIPS
 
@@ -40,18 +41,21 @@ FABRICS: tuple[Fabric, ...] = (
                f"Second-generation NVSwitch (DGX A100 / HGX A100 8-GPU board). {_NODE_8} Seen in a stored "
                "third-party copy of NVIDIA's NVSwitch table (jingchaozhang.github.io/A100-white-paper)."),
            chip_keys=("a100-40gb", "a100-80gb"), aliases=("NVLink 3", "nvlink-a100"),
+           latency=NVLINK_RING_STEP_LATENCY,
            note="12 links x 25 GB/s per direction = 300 GB/s per direction per GPU."),
     Fabric(key="nvlink4", name="NVLink 4 (H100/H200)", kind="scale-up", source="vendor",
            bandwidth=_CHIP["h100-sxm"].interconnect, directions=2,
            domain_size=_BASEPOD(8, "chips", "Eight NVIDIA Hopper GPUs. Four NVIDIA NVSwitch chips.",
                                 f"DGX H100/H200. {_NODE_8}"),
            chip_keys=("h100-sxm", "h200"), aliases=("NVLink 4", "nvlink-h100"),
+           latency=NVLINK_RING_STEP_LATENCY,
            note="18 links x 25 GB/s per direction = 450 GB/s per direction per GPU."),
     Fabric(key="nvlink5", name="NVLink 5 (B200)", kind="scale-up", source="vendor",
            bandwidth=_CHIP["b200"].interconnect, directions=2,
            domain_size=_BASEPOD(8, "chips", "Built with eight NVIDIA B200",
                                 f"DGX B200. {_NODE_8} A GB200 NVL72 rack joins 72 GPUs in one NVLink domain."),
            chip_keys=("b200",), aliases=("NVLink 5", "nvlink-b200"),
+           latency=NVLINK_RING_STEP_LATENCY,
            note="18 links x 50 GB/s per direction = 900 GB/s per direction per GPU."),
     Fabric(key="ici-v5p", name="TPU v5p ICI", kind="scale-up", source="vendor",
            bandwidth=_CHIP["v5p"].interconnect, directions=2,
@@ -59,6 +63,7 @@ FABRICS: tuple[Fabric, ...] = (
                6144, "chips", "The largest job that can be scheduled is a 96 cube (6144 chip) job.",
                "Largest v5p slice, a 16x16x24 3D torus; a pod has 8960 chips ('Number of chips per pod 8960')."),
            chip_keys=("v5p",), aliases=("ICI v5p", "v5p ICI", "ici"),
+           latency=ICI_HOP_LATENCY,
            note="Per chip over all six torus links. An all-reduce reaches it only when it runs over all "
            "three torus axes at once (full cubes with wrap-around); hwlib treats it as the per-direction "
            "bandwidth of one flat ring, an upper bound."),

@@ -13,8 +13,9 @@ import numpy as np
 from hwlib._checks import non_negative
 from hwlib.data import doc000, recipe as find_recipe, recipes as all_recipes
 from hwlib.data.records import Chip, ModelShape, require_chip
-from hwlib.inference import decode_step_time_s
-from hwlib.memory import activation_bytes, kv_cache_bytes, tokens_that_fit, usable_bytes
+from hwlib.memory import activation_bytes, kv_cache_bytes, usable_bytes
+from hwlib.roofline import roofline_time_s
+from hwlib.serving import inference_step, max_batch
 from hwlib.units import GiB, KiB
 from hwlib.viz.style import PALETTE, new_axes
 
@@ -155,25 +156,24 @@ def plot_decode_bound(
 ) -> plt.Axes:
     """Decode-step lower bound (ms) vs batch, one line per KV dtype, ending where HBM is full.
 
-    Each line is (weight bytes + batch x KV bytes per sequence) / bandwidth; it stops at the
-    largest batch whose KV cache still fits beside the weights. Explained in the chapter
+    Each line is ``hw.inference_step``'s lower bound at these batches; it stops at the largest
+    batch whose KV cache still fits beside the weights (``hw.max_batch``). Explained in the chapter
     "KV-cache precision".
     """
     _require_models([model])
     require_chip(chip)
     ax = new_axes(ax, (7.0, 4.2))
-    weights = model.weight_bytes(weight_dtype)
     batches = np.asarray(batches)
     for colour, dtype in zip(PALETTE, kv_dtypes):
-        per_sequence = kv_cache_bytes(seq_len, model, dtype=dtype)
-        fit = tokens_that_fit(chip, weights, kv_cache_bytes(1, model, dtype=dtype), usable_fraction, n_chips) // seq_len
+        fit = max_batch(model, chip, seq_len, n_chips, weight_dtype, dtype, usable_fraction)
         # the batches that fit, plus the largest one that does, where HBM is full
         shown = np.union1d(batches[batches <= fit], [fit] if 1 <= fit <= batches.max() else [])
         if shown.size:
-            times = decode_step_time_s(weights, per_sequence, shown, chip, n_chips) * 1e3
+            times = np.asarray(inference_step(model, chip, shown, seq_len, 1, n_chips, weight_dtype,
+                                              dtype).time_s) * 1e3
             ax.plot(shown, times, color=colour, lw=2, label=f"KV {dtype}: up to batch {int(fit):,}")
             ax.plot(shown[-1:], times[-1:], "o", color=colour, ms=5)
-    full = decode_step_time_s(usable_bytes(chip, usable_fraction, n_chips), 0, 1, chip, n_chips) * 1e3
+    full = roofline_time_s(0, usable_bytes(chip, usable_fraction, n_chips) / n_chips, chip) * 1e3
     ax.axhline(full, color="0.4", ls=":", lw=1)
     ax.annotate("all usable HBM read once", (batches.min(), full), textcoords="offset points",
                 xytext=(2, -11), fontsize=8, color="0.3")

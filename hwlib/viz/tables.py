@@ -13,8 +13,17 @@ import numpy as np
 import pandas as pd
 
 from hwlib._checks import as_real_array, positive
-from hwlib.data import doc002, fabrics as all_fabrics
-from hwlib.data.records import ENERGY_FIELDS, Chip, Cluster, Fabric, Scenario, require_chip, require_chips
+from hwlib.data import doc002, fabrics as all_fabrics, model as find_model, serving_runs as all_serving_runs
+from hwlib.data.records import (
+    ENERGY_FIELDS,
+    Chip,
+    Cluster,
+    Fabric,
+    Scenario,
+    ServingRun,
+    require_chip,
+    require_chips,
+)
 from hwlib.data_parallel import CRITICAL_BATCH, cluster_squeeze
 from hwlib.energy import add_equivalents, byte_costs, machine_balance
 from hwlib.layer_model import (
@@ -30,6 +39,7 @@ from hwlib.measure.timing import Measurement
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost, xla_stream_cost
 from hwlib.naming import SYMBOLS
 from hwlib.roofline import ridge_point
+from hwlib.serving_plan import max_mean_prompt, serving_run_bound
 from hwlib.training import regime_steps
 from hwlib.units import GB, GiB, MiB, TERA
 
@@ -279,3 +289,29 @@ def xla_layer_table(ds: object, Ts: object, weights_only: bool = True) -> pd.Dat
 def symbol_table() -> pd.DataFrame:
     """Every quantity the book names: its name in hwlib, its symbol (LaTeX) and unit. The glossary appendix."""
     return pd.DataFrame(SYMBOLS, columns=["quantity", "name in hwlib", "symbol", "unit"]).set_index("quantity")
+
+
+def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
+    """Measured serving runs beside the model's throughput bound: tokens/s, the share of the bound reached,
+    and for runs of unstated prompt length the longest mean prompt the bound allows. Chapter "Serving a model".
+    """
+    runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
+    if not runs or not all(isinstance(run, ServingRun) for run in runs):
+        raise TypeError(f"runs must be a non-empty sequence of ServingRun records, got {runs!r}")
+    bounds = [serving_run_bound(run).tokens_per_s for run in runs]
+    measured = [run.tokens_per_s.value for run in runs]
+    lengths = [f"{run.input_len:,} / {run.output_len:,.0f}" if run.input_len is not None
+               else f"? / {run.output_len:,.0f} (mean)" if run.output_len is not None else "? / ?" for run in runs]
+    return pd.DataFrame({
+        "source": [run.source for run in runs],
+        "system": [run.system for run in runs],
+        "model": [find_model(run.model_key).name for run in runs],
+        "precision": [run.precision for run in runs],
+        "tensor parallel": [run.tensor_parallel for run in runs],
+        "prompt / answer tokens": lengths,
+        "measured (tokens/s)": measured,
+        "bound (tokens/s)": bounds,
+        "% of bound": [100 * m / b for m, b in zip(measured, bounds)],
+        "longest mean prompt allowed": [max_mean_prompt(run) if run.input_len is None and run.output_len is not None
+                                        else None for run in runs],
+    }, index=pd.Index([run.key for run in runs], name="run"))

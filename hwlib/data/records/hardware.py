@@ -168,7 +168,7 @@ class Fabric:
     directions (NVLink, ICI totals) and 1 when it is per direction (NIC line rates).
     ``domain_size`` is how many chips one domain of a scale-up fabric joins (None for
     scale-out networks and for document 002's unbounded assumption). ``chip_keys`` names
-    the chips it serves (empty: any). Chapter "The batch-size squeeze".
+    the chips it serves (empty: any). ``latency`` is one ring step's latency (s), where sourced. Chapter "The batch-size squeeze".
     """
 
     key: str
@@ -180,6 +180,7 @@ class Fabric:
     domain_size: Sourced | None = None
     chip_keys: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
+    latency: Sourced | None = None
     note: str = ""
 
     def __post_init__(self) -> None:
@@ -192,6 +193,11 @@ class Fabric:
     def bytes_per_s(self) -> float:
         """Bandwidth per chip per direction (B/s), the all-reduce model's input."""
         return float(self.bandwidth.value) / self.directions
+
+    @property
+    def latency_s(self) -> float:
+        """Latency of one step of a ring collective over this fabric (s); 0 when no source gives one."""
+        return 0.0 if self.latency is None else float(self.latency.value)
 
     @property
     def domain_chips(self) -> int | None:

@@ -1,7 +1,7 @@
-"""Workload records: a way to hold a model's training state, and a training regime.
+"""Workload records: a way to hold a model's training state, a training regime, a measured serving run.
 
-Explained in the chapters "HBM budgets for training", "KV-cache precision" and "A 7B model,
-regime by regime".
+Explained in the chapters "HBM budgets for training", "KV-cache precision", "Serving a model" and
+"A 7B model, regime by regime".
 """
 
 from __future__ import annotations
@@ -76,3 +76,37 @@ class Scenario:
     def __post_init__(self) -> None:
         if self.fabric is not None:
             one_of("fabric", self.fabric, FABRIC_KINDS)
+
+
+@dataclass(frozen=True)
+class ServingRun:
+    """One published, measured serving result and the configuration it states.
+
+    ``tokens_per_s`` is the measured output tokens/s of the whole system (Sourced). ``input_len`` and
+    ``output_len`` are tokens per request, fixed or a mean (None: not stated); ``batch`` the engine's
+    largest batch per replica where stated. Dtypes are what the run states or, where it does not,
+    the smallest it could have used (said in ``note``). Chapter "Serving a model".
+    """
+
+    key: str
+    source: str
+    system: str
+    chip_key: str
+    n_chips: int
+    tensor_parallel: int
+    model_key: str
+    precision: str
+    weight_dtype: str
+    kv_dtype: str
+    activation_dtype: str
+    compute_dtype: str
+    scenario: str
+    tokens_per_s: object
+    input_len: int | None
+    output_len: float | None
+    batch: int | None = None
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.n_chips % self.tensor_parallel:
+            raise ValueError(f"tensor_parallel {self.tensor_parallel} must divide n_chips {self.n_chips}")

@@ -15,10 +15,12 @@ from hwlib.viz.explorers.commute import ByteEnergyExplorer, StepIntensityExplore
 from hwlib.viz.explorers.counting import ModelShapeExplorer
 from hwlib.viz.explorers.memory import KVCacheExplorer, MemoryBudgetExplorer
 from hwlib.viz.explorers.roofline import RooflineExplorer
+from hwlib.viz.explorers.serving import ServingExplorer
 from hwlib.viz.explorers.shares import EnergyShareExplorer, RegimeExplorer
 from hwlib.viz.explorers.squeeze import BatchSqueezeExplorer
 
 __all__ = [
     "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "Explorer", "KVCacheExplorer",
-    "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "StepIntensityExplorer",
+    "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "ServingExplorer",
+    "StepIntensityExplorer",
 ]

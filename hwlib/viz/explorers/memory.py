@@ -20,14 +20,13 @@ from hwlib.data import recipe as find_recipe
 from hwlib.data import recipes as all_recipes
 from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe
 from hwlib.sharding import SHARDINGS, TrainingMemory, training_memory
-from hwlib.inference import decode_step_time_s
 from hwlib.memory import (
     RECOMPUTE,
     deployment_chips,
     deployment_name,
     kv_cache_bytes,
-    tokens_that_fit,
 )
+from hwlib.serving import inference_step, max_batch
 from hwlib.units import format_bytes, format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,
@@ -174,8 +173,7 @@ class MemoryBudgetExplorer(Explorer):
 class KVCacheExplorer(Explorer):
     """Model, chip, weight dtype, context length and batch -> KV-cache size and the decode-step bound.
 
-    One line per KV-cache dtype: (weight bytes + batch x KV bytes) / HBM bandwidth against the
-    batch, ending at the largest batch whose caches fit beside the weights; the markers sit at the
+    One line per KV-cache dtype: ``hw.inference_step``'s lower bound against the batch, ending at the largest batch whose caches fit beside the weights; the markers sit at the
     chosen batch. ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``,
     ``hw.model("Llama 3 8B")``). Explained in the chapter "KV-cache precision".
     """
@@ -227,13 +225,12 @@ class KVCacheExplorer(Explorer):
     def curves(self) -> dict[str, tuple[float, int, np.ndarray]]:
         """Per KV dtype: cache bytes per sequence, the largest batch that fits, decode bound (s) per batch."""
         record, chip, seq_len = self.model.value, self.chip.value, self.seq_len.value
-        weights = record.weight_bytes(self.weight_dtype.value)
+        weights = self.weight_dtype.value
         result = {}
         for dtype in KV_DTYPES:
-            per_sequence = kv_cache_bytes(seq_len, record, dtype=dtype)
-            fit = tokens_that_fit(chip, weights, kv_cache_bytes(1, record, dtype=dtype), self.usable_fraction)
-            result[dtype] = (per_sequence, int(fit // seq_len),
-                             np.asarray(decode_step_time_s(weights, per_sequence, self._x, chip)))
+            result[dtype] = (kv_cache_bytes(seq_len, record, dtype=dtype),
+                             max_batch(record, chip, seq_len, 1, weights, dtype, self.usable_fraction),
+                             np.asarray(inference_step(record, chip, self._x, seq_len, 1, 1, weights, dtype).time_s))
         return result
 
     def draw_background(self) -> None:

@@ -1,0 +1,207 @@
+"""Serving plans built on ``hw.inference_step``: the latency-throughput curve, the fewest chips at a latency
+target, and the most output tokens per second a system can reach on a whole workload.
+
+The throughput bound of a workload of prompts of ``input_len`` tokens each answered with
+``output_len`` tokens: a batch of B sequences is prefilled, then decoded output_len - 1 steps at
+contexts input_len ... input_len + output_len - 2. Its time is at least the roofline of the summed
+FLOPs and bytes, max(F / pi, Q / beta) (each decode step's bound is linear in the context, so the
+steps at the mean context sum to no more than the steps themselves), and at least the
+tensor-parallel all-reduces, which at best hide behind the rest: the most any schedule can do.
+B is the batch the run states or else the largest whose cache fits at the mean context.
+Replicas of ``tensor_parallel`` chips each serve their share. Chapter "Serving a model".
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwlib._checks import Number, broadcast, positive, scalar_or_array, whole_count
+from hwlib.data import chip as find_chip, deployment, model as find_model
+from hwlib.data.records import Chip, ModelShape, ServingRun, require, require_chip
+from hwlib.memory import deployment_name
+from hwlib.roofline import roofline_bound_s
+from hwlib.serving import inference_step, max_batch, time_to_first_token_s
+
+
+@dataclass(frozen=True)
+class ServingCurve:
+    """Decode at each batch: time per output token (s, lower and upper), tokens/s of the system and per chip,
+    whether the batch's KV cache fits, and the bound. Chapter "Serving a model"."""
+
+    batches: np.ndarray
+    time_per_token_s: np.ndarray
+    time_per_token_upper_s: np.ndarray
+    tokens_per_s: np.ndarray
+    tokens_per_s_per_chip: np.ndarray
+    fits: np.ndarray
+    bound: np.ndarray
+
+
+def serving_curve(model: ModelShape, chip: Chip, context_len: int, batches: Number, n_chips: int = 1,
+                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", *, usable_fraction: float | None = None,
+                  **options: object) -> ServingCurve:
+    """The latency-throughput curve of decoding at ``context_len``: one inference step per batch in ``batches``.
+
+    ``options`` go to ``inference_step``; ``usable_fraction`` to ``max_batch``. Chapter "Serving a model".
+    """
+    sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
+    step = inference_step(model, chip, sizes, context_len, 1, n_chips, weight_dtype, kv_dtype, **options)
+    fit = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
+    largest = max_batch(model, chip, context_len, n_chips, weight_dtype, kv_dtype, **fit)
+    return ServingCurve(batches=sizes, time_per_token_s=np.asarray(step.time_s),
+                        time_per_token_upper_s=np.asarray(step.time_upper_s),
+                        tokens_per_s=np.asarray(step.tokens_per_s),
+                        tokens_per_s_per_chip=np.asarray(step.tokens_per_s_per_chip),
+                        fits=sizes <= largest, bound=np.atleast_1d(step.bound))
+
+
+def tensor_parallel_sizes(model: ModelShape, chip: Chip) -> tuple[int, ...]:
+    """Chip counts one model replica can be split over by tensor parallelism on ``chip``'s scale-up fabric.
+
+    A TPU's slice sizes; a GPU's 1, 2, 4 and 8 GPUs of one NVLink node; never more chips than query
+    heads. Chapter "Serving a model".
+    """
+    model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
+    plan = deployment(require_chip(chip))
+    sizes = plan.sizes if plan.kind == "slice" else tuple(2 ** k for k in range(int(np.log2(plan.largest)) + 1))
+    return tuple(n for n in sizes if n <= model.n_heads)
+
+
+def serving_name(n_chips: int, chip: Chip) -> str:
+    """Where ``n_chips`` tensor-parallel chips run: a slice's name, or a share of one 8-GPU node."""
+    if deployment(chip).kind == "slice":
+        return deployment_name(n_chips, chip)
+    return deployment_name(n_chips, chip) if n_chips % 8 == 0 else f"{n_chips} of the 8 GPUs of one node"
+
+
+def _whole(counts: np.ndarray) -> int | np.ndarray:
+    return int(counts) if counts.ndim == 0 else counts.astype(np.int64)
+
+
+@dataclass(frozen=True)
+class ServingPlan:
+    """The fewest tensor-parallel chips that serve a model at a latency target (0 where none does), where they run,
+    the decode batch that fits there and the times there (s; inf where none). Chapter "Serving a model"."""
+
+    n_chips: Number
+    deployment: object
+    max_batch: Number
+    time_per_token_s: Number
+    time_to_first_token_s: Number
+
+
+def serving_chips(model: ModelShape, chip: Chip, context_len: Number, batch: Number = 1,
+                  tpot_target_s: float = np.inf, *, prompt_len: Number | None = None,
+                  ttft_target_s: float = np.inf, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
+                  usable_fraction: float | None = None, **options: object) -> ServingPlan:
+    """The fewest chips (one ``tensor_parallel_sizes`` size) that hold the weights and ``batch`` caches of
+    ``context_len`` tokens and decode within ``tpot_target_s`` per token (and prefill ``prompt_len``
+    within ``ttft_target_s``). Vectorised over context and batch. Chapter "Serving a model".
+    """
+    sequences, context = broadcast(batch=positive("batch", batch, integral=True),
+                                   context_len=positive("context_len", context_len, integral=True))
+    targets = {name: float(positive(name, value, allow_inf=True)) for name, value in
+               (("tpot_target_s", tpot_target_s), ("ttft_target_s", ttft_target_s))}
+    prompt = context if prompt_len is None else np.broadcast_to(positive("prompt_len", prompt_len, integral=True),
+                                                                 context.shape)
+    fit = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
+    chosen = np.zeros(context.shape, dtype=np.int64)
+    largest = np.zeros(context.shape, dtype=np.int64)
+    tpot, ttft = np.full(context.shape, np.inf), np.full(context.shape, np.inf)
+    for size in tensor_parallel_sizes(model, chip):
+        holds = np.asarray(max_batch(model, chip, context, size, weight_dtype, kv_dtype, **fit))
+        per_token = np.asarray(inference_step(model, chip, sequences, context, 1, size, weight_dtype, kv_dtype,
+                                              **options).time_s)
+        first = np.asarray(time_to_first_token_s(model, chip, prompt, sequences, size, weight_dtype, kv_dtype,
+                                                 **options))
+        new = (chosen == 0) & (holds >= sequences) & (per_token <= targets["tpot_target_s"]) \
+            & (first <= targets["ttft_target_s"])
+        chosen, largest = np.where(new, size, chosen), np.where(new, holds, largest)
+        tpot, ttft = np.where(new, per_token, tpot), np.where(new, first, ttft)
+    names = np.array(["none"] + [serving_name(n, chip) for n in tensor_parallel_sizes(model, chip)])
+    index = np.searchsorted(np.array((0,) + tensor_parallel_sizes(model, chip)), chosen)
+    where = names[index]
+    return ServingPlan(n_chips=_whole(chosen), deployment=str(where) if where.ndim == 0 else where,
+                       max_batch=_whole(largest), time_per_token_s=scalar_or_array(tpot),
+                       time_to_first_token_s=scalar_or_array(ttft))
+
+
+@dataclass(frozen=True)
+class ThroughputBound:
+    """The most output tokens per second (system and per chip) a workload can reach, the batch per replica
+    it assumes, the replicas, and the share of the time spent in prefill. Chapter "Serving a model"."""
+
+    tokens_per_s: Number
+    tokens_per_s_per_chip: Number
+    batch: Number
+    replicas: int
+    prefill_share: Number
+
+
+def throughput_bound(model: ModelShape, chip: Chip, input_len: Number, output_len: Number, n_chips: int = 1,
+                     weight_dtype: str = "bf16", kv_dtype: str = "bf16", *, tensor_parallel: int | None = None,
+                     batch: Number | None = None, usable_fraction: float = 1.0,
+                     **options: object) -> ThroughputBound:
+    """Upper bound on output tokens/s of ``n_chips`` chips serving prompts of ``input_len`` with ``output_len`` new tokens.
+
+    ``tensor_parallel`` chips per replica (default all); ``batch`` per replica if the run fixes it,
+    else the largest that fits at the mean context in ``usable_fraction`` of HBM. Tokens/s is 0 where
+    no batch fits. Chapter "Serving a model".
+    """
+    count = whole_count("n_chips", n_chips)
+    group = count if tensor_parallel is None else whole_count("tensor_parallel", tensor_parallel)
+    if count % group:
+        raise ValueError(f"tensor_parallel must divide n_chips={count} into whole replicas, got {tensor_parallel!r}")
+    prompt, answer = broadcast(input_len=positive("input_len", input_len, integral=True),
+                               output_len=positive("output_len", output_len, integral=True))
+    mean_context = np.floor(prompt + (answer - 2) / 2.0).clip(min=prompt)
+    if batch is None:
+        sequences = np.asarray(max_batch(model, chip, mean_context + 1, group, weight_dtype, kv_dtype,
+                                         usable_fraction)).astype(float)
+    else:
+        sequences = np.broadcast_to(positive("batch", batch, integral=True), prompt.shape).astype(float)
+    runs = np.maximum(sequences, 1.0)
+    compute_dtype = options.get("compute_dtype", "bf16")
+    prefill = inference_step(model, chip, runs, 0, prompt, group, weight_dtype, kv_dtype, **options)
+    decode = inference_step(model, chip, runs, mean_context, 1, group, weight_dtype, kv_dtype, **options)
+    steps = answer - 1.0
+    flops = np.asarray(prefill.flops) + steps * np.asarray(decode.flops)
+    moved = np.asarray(prefill.bytes) + steps * np.asarray(decode.bytes)
+    comm = np.asarray(prefill.comm_time_s) + steps * np.asarray(decode.comm_time_s)
+    time = np.maximum(roofline_bound_s(flops / group, moved / group, chip, compute_dtype), comm)
+    replicas = count // group
+    system = np.where(sequences > 0, replicas * runs * answer / time, 0.0)
+    return ThroughputBound(tokens_per_s=scalar_or_array(system), tokens_per_s_per_chip=scalar_or_array(system / count),
+                           batch=_whole(sequences), replicas=replicas,
+                           prefill_share=scalar_or_array(np.asarray(prefill.time_s) / time))
+
+
+def serving_run_bound(run: ServingRun, input_len: Number | None = None) -> ThroughputBound:
+    """``throughput_bound`` for a measured run's chips, model, dtypes, tensor parallelism and lengths.
+
+    Lengths the run does not state take the most generous values, the shortest contexts: a prompt of
+    one token (or ``input_len``, an array to ask how long the unknown prompts could be) and, where the
+    answers' length is unknown too, two new tokens. Chapter "Serving a model".
+    """
+    run = require(ServingRun, "run", run, "hw.serving_runs()[0]")
+    prompt = run.input_len if run.input_len is not None else (1 if input_len is None else input_len)
+    answer = 2 if run.output_len is None else int(round(run.output_len))
+    return throughput_bound(find_model(run.model_key), find_chip(run.chip_key), prompt, answer, run.n_chips,
+                            run.weight_dtype, run.kv_dtype, tensor_parallel=run.tensor_parallel, batch=run.batch,
+                            activation_dtype=run.activation_dtype, compute_dtype=run.compute_dtype)
+
+
+def max_mean_prompt(run: ServingRun, longest: int = 1024) -> int:
+    """The longest mean prompt (tokens, up to ``longest``) at which ``serving_run_bound`` still allows the run's
+    measured tokens/s: what the model says about a run whose prompt lengths are not stated (0: none).
+
+    Chapter "Serving a model".
+    """
+    run = require(ServingRun, "run", run, "hw.serving_runs()[0]")
+    if run.input_len is not None:
+        raise ValueError(f"run {run.key!r} states its prompt length ({run.input_len} tokens): nothing to bound")
+    prompts = np.arange(1, int(positive("longest", longest, integral=True)) + 1)
+    allowed = np.asarray(serving_run_bound(run, input_len=prompts).tokens_per_s) >= run.tokens_per_s.value
+    return int(prompts[allowed].max()) if allowed.any() else 0
