@@ -234,6 +234,37 @@ def bench_layer_model(points: int = 1000, sample: int = 20000, repeats: int = 7)
            ok=speedup >= GOAL_SPEEDUP, note=f"goal >= {GOAL_SPEEDUP:.0f}x")
 
 
+def bench_serving(points: int = 1000, repeats: int = 7) -> None:
+    """hw.inference_step over a points x points (batch, context) grid, and the derived searches at 100 contexts."""
+    import numpy as np
+
+    import hwlib as hw
+
+    model, chip = hw.model("llama-3-70b"), hw.chip("H100-SXM")
+    batch = np.arange(1, points + 1)[:, None]
+    context = np.geomspace(1, 131072, points).round()[None, :]
+
+    def timed(call) -> float:
+        call()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            call()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    grid_s = timed(lambda: hw.inference_step(model, chip, batch, context, n_chips=8))
+    record("serving", f"inference_step over a {points}x{points} (batch, context) grid, TP 8", grid_s, GOAL_GRID_S,
+           note=f"median of {repeats}")
+    contexts = context[0, ::points // 100]
+    record("serving", f"compute_bound_batch at {contexts.size} contexts",
+           timed(lambda: hw.compute_bound_batch(model, chip, contexts, 8)), None)
+    record("serving", f"largest_batch_within at {contexts.size} contexts",
+           timed(lambda: hw.largest_batch_within(model, chip, contexts, 0.05, 8)), None)
+    record("serving", "serving_check_table (every measured run and its bound)",
+           timed(lambda: hw.serving_check_table()), None)
+
+
 # --- optional: make test and a warm rebuild ---------------------------------------------------------
 
 
@@ -287,16 +318,18 @@ def print_table() -> None:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", choices=("widgets", "chapters", "layer"), action="append")
+    parser.add_argument("--only", choices=("widgets", "chapters", "layer", "serving"), action="append")
     parser.add_argument("--chapter", action="append", help="time only this chapter (file stem); repeatable")
     parser.add_argument("--make-test", action="store_true", help="also time `make test` (rebuilds _build/)")
     parser.add_argument("--rebuild", action="store_true", help="also time a warm rebuild in a temporary copy")
     options = parser.parse_args()
-    groups = options.only or ["widgets", "chapters", "layer"]
+    groups = options.only or ["widgets", "chapters", "layer", "serving"]
     os.chdir(ROOT)
     print(f"hwlib benchmarks on {os.cpu_count()} CPUs, Python {sys.version.split()[0]}")
     if "layer" in groups:
         bench_layer_model()
+    if "serving" in groups:
+        bench_serving()
     if "widgets" in groups:
         bench_widgets()
     if "chapters" in groups:

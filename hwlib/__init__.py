@@ -56,6 +56,7 @@ from hwlib.data import (
     models,
     recipe,
     recipes,
+    serving_measurements,
     serving_runs,
 )
 from hwlib.roofline import (
@@ -120,6 +121,7 @@ from hwlib.serving import (
     time_to_first_token_s,
 )
 from hwlib.serving_plan import (
+    largest_batch_within,
     max_mean_prompt,
     serving_chips,
     serving_curve,
@@ -141,7 +143,7 @@ from hwlib.measure.device import device_info, estimated_cpu_peak, measurement_pl
 from hwlib.measure.timing import measure_matmul, measure_matmuls, measure_stream, measured_chip
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost
 
-_SOURCE_MODULES = {"hwlib.data.doc000", "hwlib.data.doc002", "hwlib.data.literature"}
+_SOURCE_MODULES = {"hwlib.data.doc000", "hwlib.data.doc002", "hwlib.data.literature", "hwlib.data.serving_measurements"}
 """The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""
 
 _VIZ = {

@@ -20,6 +20,7 @@ import numpy as np
 from hwlib._checks import Number, broadcast, positive, scalar_or_array, whole_count
 from hwlib.data import chip as find_chip, deployment, model as find_model
 from hwlib.data.records import Chip, ModelShape, ServingRun, require, require_chip
+from hwlib.data.serving_measurements import MLPERF_LLAMA2_MAX_TOKENS
 from hwlib.memory import deployment_name
 from hwlib.roofline import roofline_bound_s
 from hwlib.serving import inference_step, max_batch, time_to_first_token_s
@@ -73,7 +74,7 @@ def serving_name(n_chips: int, chip: Chip) -> str:
     """Where ``n_chips`` tensor-parallel chips run: a slice's name, or a share of one 8-GPU node."""
     if deployment(chip).kind == "slice":
         return deployment_name(n_chips, chip)
-    return deployment_name(n_chips, chip) if n_chips % 8 == 0 else f"{n_chips} of the 8 GPUs of one node"
+    return deployment_name(n_chips, chip) if n_chips % 8 == 0 else f"{n_chips} of 8 GPUs in one node"
 
 
 def _whole(counts: np.ndarray) -> int | np.ndarray:
@@ -82,23 +83,58 @@ def _whole(counts: np.ndarray) -> int | np.ndarray:
 
 @dataclass(frozen=True)
 class ServingPlan:
-    """The fewest tensor-parallel chips that serve a model at a latency target (0 where none does), where they run,
-    the decode batch that fits there and the times there (s; inf where none). Chapter "Serving a model"."""
+    """The fewest tensor-parallel chips that serve a model at a latency target (0 where none does), where they
+    run, the largest batch that meets the target there (``batch``) and the largest that fits
+    (``max_batch``), and at ``batch`` the times (s; inf where none) and tokens/s. Chapter "Serving a model"."""
 
     n_chips: Number
     deployment: object
+    batch: Number
     max_batch: Number
     time_per_token_s: Number
     time_to_first_token_s: Number
+    tokens_per_s: Number
+    tokens_per_s_per_chip: Number
+
+
+def largest_batch_within(model: ModelShape, chip: Chip, context_len: Number, tpot_target_s: float,
+                         n_chips: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", *,
+                         usable_fraction: float | None = None, **options: object) -> Number:
+    """The largest decode batch that fits and takes at most ``tpot_target_s`` per token (0: none).
+
+    A step's time grows with the batch, so a vectorised bisection over 1 ... ``max_batch``.
+    Chapter "Serving a model".
+    """
+    context = positive("context_len", context_len, integral=True)
+    target = float(positive("tpot_target_s", tpot_target_s, allow_inf=True))
+    fit = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
+    high = np.asarray(max_batch(model, chip, context, n_chips, weight_dtype, kv_dtype, **fit), dtype=float)
+
+    def within(batches: np.ndarray) -> np.ndarray:
+        step = inference_step(model, chip, np.maximum(batches, 1), context, 1, n_chips, weight_dtype, kv_dtype,
+                              **options)
+        return (batches >= 1) & (np.asarray(step.time_s) <= target)
+
+    low = np.where(within(np.ones_like(high)) & (high >= 1), 1.0, 0.0)
+    high = np.where(within(high), high, np.maximum(high, 1.0))
+    done = (low == 0) | within(high)
+    low = np.where(done & (low > 0), high, low)
+    while np.any(high - low > 1):
+        middle = np.floor((low + high) / 2)
+        ok = within(middle)
+        low, high = np.where(ok, middle, low), np.where(ok, high, middle)
+    return _whole(low.astype(np.int64))
 
 
 def serving_chips(model: ModelShape, chip: Chip, context_len: Number, batch: Number = 1,
                   tpot_target_s: float = np.inf, *, prompt_len: Number | None = None,
                   ttft_target_s: float = np.inf, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
                   usable_fraction: float | None = None, **options: object) -> ServingPlan:
-    """The fewest chips (one ``tensor_parallel_sizes`` size) that hold the weights and ``batch`` caches of
-    ``context_len`` tokens and decode within ``tpot_target_s`` per token (and prefill ``prompt_len``
-    within ``ttft_target_s``). Vectorised over context and batch. Chapter "Serving a model".
+    """The fewest chips (one ``tensor_parallel_sizes`` size) that hold the weights and at least ``batch`` caches
+    of ``context_len`` tokens, decode them within ``tpot_target_s`` per token and prefill one prompt of
+    ``prompt_len`` tokens (default ``context_len``) within ``ttft_target_s``; with the largest batch that
+    meets the target there. Queueing, and prefills sharing the chips with decode steps, are left out.
+    Vectorised over context and batch. Chapter "Serving a model".
     """
     sequences, context = broadcast(batch=positive("batch", batch, integral=True),
                                    context_len=positive("context_len", context_len, integral=True))
@@ -106,26 +142,30 @@ def serving_chips(model: ModelShape, chip: Chip, context_len: Number, batch: Num
                (("tpot_target_s", tpot_target_s), ("ttft_target_s", ttft_target_s))}
     prompt = context if prompt_len is None else np.broadcast_to(positive("prompt_len", prompt_len, integral=True),
                                                                  context.shape)
-    fit = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
-    chosen = np.zeros(context.shape, dtype=np.int64)
-    largest = np.zeros(context.shape, dtype=np.int64)
-    tpot, ttft = np.full(context.shape, np.inf), np.full(context.shape, np.inf)
-    for size in tensor_parallel_sizes(model, chip):
-        holds = np.asarray(max_batch(model, chip, context, size, weight_dtype, kv_dtype, **fit))
-        per_token = np.asarray(inference_step(model, chip, sequences, context, 1, size, weight_dtype, kv_dtype,
-                                              **options).time_s)
-        first = np.asarray(time_to_first_token_s(model, chip, prompt, sequences, size, weight_dtype, kv_dtype,
-                                                 **options))
-        new = (chosen == 0) & (holds >= sequences) & (per_token <= targets["tpot_target_s"]) \
-            & (first <= targets["ttft_target_s"])
-        chosen, largest = np.where(new, size, chosen), np.where(new, holds, largest)
-        tpot, ttft = np.where(new, per_token, tpot), np.where(new, first, ttft)
-    names = np.array(["none"] + [serving_name(n, chip) for n in tensor_parallel_sizes(model, chip)])
-    index = np.searchsorted(np.array((0,) + tensor_parallel_sizes(model, chip)), chosen)
-    where = names[index]
+    dtypes = dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
+    shape = context.shape
+    chosen, best, holds = (np.zeros(shape, dtype=np.int64) for _ in range(3))
+    tpot, ttft, rate = np.full(shape, np.inf), np.full(shape, np.inf), np.zeros(shape)
+    sizes = tensor_parallel_sizes(model, chip)
+    for size in sizes:
+        first = np.asarray(time_to_first_token_s(model, chip, prompt, 1, size, **dtypes, **options))
+        largest = np.asarray(largest_batch_within(model, chip, context, targets["tpot_target_s"], size, **dtypes,
+                                                  usable_fraction=usable_fraction, **options))
+        new = (chosen == 0) & (largest >= sequences) & (first <= targets["ttft_target_s"])
+        if not new.any():
+            continue
+        step = inference_step(model, chip, np.maximum(largest, 1), context, 1, size, **dtypes, **options)
+        fit = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
+        chosen, best = np.where(new, size, chosen), np.where(new, largest, best)
+        holds = np.where(new, max_batch(model, chip, context, size, **dtypes, **fit), holds)
+        tpot, ttft = np.where(new, step.time_s, tpot), np.where(new, first, ttft)
+        rate = np.where(new, step.tokens_per_s, rate)
+    names = np.array(["none"] + [serving_name(n, chip) for n in sizes])
+    where = names[np.searchsorted(np.array((0,) + sizes), chosen)]
     return ServingPlan(n_chips=_whole(chosen), deployment=str(where) if where.ndim == 0 else where,
-                       max_batch=_whole(largest), time_per_token_s=scalar_or_array(tpot),
-                       time_to_first_token_s=scalar_or_array(ttft))
+                       batch=_whole(best), max_batch=_whole(holds), time_per_token_s=scalar_or_array(tpot),
+                       time_to_first_token_s=scalar_or_array(ttft), tokens_per_s=scalar_or_array(rate),
+                       tokens_per_s_per_chip=scalar_or_array(rate / np.maximum(chosen, 1)))
 
 
 @dataclass(frozen=True)
@@ -193,7 +233,7 @@ def serving_run_bound(run: ServingRun, input_len: Number | None = None) -> Throu
                             activation_dtype=run.activation_dtype, compute_dtype=run.compute_dtype)
 
 
-def max_mean_prompt(run: ServingRun, longest: int = 1024) -> int:
+def max_mean_prompt(run: ServingRun, longest: int = MLPERF_LLAMA2_MAX_TOKENS.value) -> int:
     """The longest mean prompt (tokens, up to ``longest``) at which ``serving_run_bound`` still allows the run's
     measured tokens/s: what the model says about a run whose prompt lengths are not stated (0: none).
 

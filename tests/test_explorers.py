@@ -20,7 +20,8 @@ V6E = hw.chip("TPU v6e")
 DOC000 = hw.chips("doc000")
 
 CLASSES = (hw.RooflineExplorer, hw.MemoryBudgetExplorer, hw.KVCacheExplorer, hw.ByteEnergyExplorer,
-           hw.StepIntensityExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer, hw.BatchSqueezeExplorer)
+           hw.StepIntensityExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer, hw.BatchSqueezeExplorer,
+           hw.ServingExplorer)
 ENERGY_CLASSES = (hw.ByteEnergyExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer)
 TIME_CLASSES = (hw.RooflineExplorer, hw.StepIntensityExplorer)
 BUILD = {hw.RegimeExplorer: {"n_chips": 64}}
@@ -214,6 +215,26 @@ def test_kv_explorer_reports_the_cache_and_the_decode_bound():
     assert f"<td>bf16</td><td>1 GiB</td><td>{int(fit):,}</td>" in explorer.summary.value
     explorer.batch.value = 1024
     assert explorer.summary.value.count("does not fit") == 4
+
+
+def test_serving_explorer_reports_the_step_and_the_plan():
+    h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 70B")
+    explorer = hw.ServingExplorer(chip=h100, model=llama, n_chips=8, precision="fp8", context_len=4096, batch=64)
+    fp8 = hw.PRECISIONS["fp8"]
+    step = hw.inference_step(llama, h100, 64, 4096, 1, 8, **fp8)
+    assert hw.format_seconds(step.time_s) in explorer.summary.value
+    assert f"{step.tokens_per_s:,.0f} / {step.tokens_per_s_per_chip:,.0f}" in explorer.summary.value
+    largest = hw.max_batch(llama, h100, 4096, 8, "fp8", "fp8")
+    assert f"<b>{largest:,}</b>" in explorer.summary.value and "1 x 8-GPU node" in explorer.summary.value
+    explorer.chip.value = hw.chip("TPU v5e")  # the chips control follows the chip's slice sizes
+    assert explorer.n_chips.options == hw.tensor_parallel_sizes(llama, hw.chip("TPU v5e"))
+    assert "no sourced fp8 peak" in explorer.summary.value
+    explorer.precision.value = "int8 weights and KV"
+    assert "v5litepod-8" in explorer.summary.value
+    explorer.batch.value = 4096
+    assert "does not fit" in explorer.summary.value
+    with pytest.raises(ValueError, match="n_chips must be one of"):
+        hw.ServingExplorer(chip=h100, model=llama, n_chips=16)
 
 
 def test_regime_explorer_reproduces_table_5():

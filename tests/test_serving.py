@@ -121,15 +121,29 @@ def test_kv_heads_are_replicated_beyond_n_kv_heads_chips():
 def test_serving_chips_finds_the_fewest_that_hold_and_meet_the_target():
     plan = hw.serving_chips(LLAMA70, H100, 4096, batch=[1, 32, 256], tpot_target_s=0.05)
     assert list(plan.n_chips) == [4, 4, 8]  # 141 GB of bf16 weights overflow 80 % of two 80 GB GPUs
-    assert list(plan.deployment) == ["4 of the 8 GPUs of one node"] * 2 + ["1 x 8-GPU node"]
-    assert np.all(plan.max_batch >= [1, 32, 256]) and np.all(plan.time_per_token_s <= 0.05)
+    assert list(plan.deployment) == ["4 of 8 GPUs in one node"] * 2 + ["1 x 8-GPU node"]
+    assert np.all(plan.batch >= [1, 32, 256]) and np.all(plan.time_per_token_s <= 0.05)
+    np.testing.assert_array_equal(plan.batch, plan.max_batch)  # at 50 ms per token memory, not time, limits
+    np.testing.assert_allclose(plan.tokens_per_s, plan.batch / plan.time_per_token_s)
     tight = hw.serving_chips(LLAMA70, H100, 4096, batch=32, tpot_target_s=1e-3)
     assert tight.n_chips == 0 and tight.deployment == "none" and tight.time_per_token_s == np.inf
-    v5e = hw.serving_chips(LLAMA70, hw.chip("v5e"), 2048, 16, prompt_len=2048, ttft_target_s=2.0)
-    # 16 chips hold 16 caches but prefill 16 prompts of 2,048 tokens in more than 2 s
-    assert hw.time_to_first_token_s(LLAMA70, hw.chip("v5e"), 2048, 16, 16) > 2.0
-    assert v5e.n_chips == 32 and isinstance(v5e.n_chips, int) and v5e.deployment == "v5litepod-32 (4x8)"
+    assert tight.tokens_per_s == 0
+    v5e = hw.chip("v5e")
+    slow = hw.serving_chips(LLAMA70, v5e, 2048, 16, prompt_len=2048, ttft_target_s=0.12)
+    assert hw.time_to_first_token_s(LLAMA70, v5e, 2048, 1, 16) > 0.12 >= slow.time_to_first_token_s
+    assert slow.n_chips == 32 and isinstance(slow.n_chips, int) and slow.deployment == "v5litepod-32 (4x8)"
     assert hw.tensor_parallel_sizes(LLAMA70, H100) == (1, 2, 4, 8)
+
+
+def test_largest_batch_within_a_target_is_the_last_one_that_meets_it():
+    batch = hw.largest_batch_within(LLAMA70, H100, 4096, 0.012, 8)
+    assert 1 < batch < hw.max_batch(LLAMA70, H100, 4096, 8)
+    times = hw.inference_step(LLAMA70, H100, np.array([batch, batch + 1]), 4096, n_chips=8).time_s
+    assert times[0] <= 0.012 < times[1]
+    contexts = hw.largest_batch_within(LLAMA70, H100, [1024, 4096, 32768], 0.04, 8)
+    assert np.all(np.diff(contexts) < 0)
+    assert hw.largest_batch_within(LLAMA70, H100, 4096, 1e-4, 8) == 0  # not even one sequence
+    assert hw.largest_batch_within(LLAMA70, H100, 4096, 1.0, 1) == 0  # the weights do not fit
 
 
 def test_throughput_bound_of_a_workload():

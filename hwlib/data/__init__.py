@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from hwlib._checks import one_of
-from hwlib.data import doc000, doc002, literature, model_shapes, serving_runs as _serving_runs, vendor_chips, vendor_systems
+from hwlib.data import doc000, doc002, literature, model_shapes, serving_measurements, vendor_chips, vendor_systems
 from hwlib.data.records import (
     SOURCES,
     Chip,
@@ -157,12 +157,12 @@ def deployments() -> tuple[Deployment, ...]:
 
 
 def serving_runs() -> tuple[ServingRun, ...]:
-    """Every published, measured serving run (``data/serving_runs.py``). Chapter "Serving a model"."""
-    return _serving_runs.RUNS
+    """Every published, measured serving run (``data/serving_measurements.py``). Chapter "Serving a model"."""
+    return serving_measurements.RUNS
 
 
 __all__ = [
     "Chip", "Cluster", "Deployment", "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe",
     "chip", "chips", "cluster", "clusters", "deployment", "deployments", "doc000", "doc002", "fabric",
-    "fabrics", "literature", "model", "models", "recipe", "recipes", "serving_runs",
+    "fabrics", "literature", "model", "models", "recipe", "recipes", "serving_measurements", "serving_runs",
 ]

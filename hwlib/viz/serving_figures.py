@@ -32,7 +32,7 @@ def plot_serving_roofline(model: ModelShape, chip: Chip, context_len: int, batch
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     chip = require_chip(chip)
     options = _precision(precision)
-    sizes = np.atleast_1d(positive("batches", batches, integral=True))
+    sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
     ax = plot_roofline([chip], options["compute_dtype"], intensity_range=(0.3, 30000.0), ax=new_axes(ax, (7.0, 4.4)))
     decode = inference_step(model, chip, sizes, context_len, 1, **options)
     intensity = np.asarray(decode.flops) / np.asarray(decode.bytes)

@@ -301,17 +301,16 @@ def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFram
     bounds = [serving_run_bound(run).tokens_per_s for run in runs]
     measured = [run.tokens_per_s.value for run in runs]
     lengths = [f"{run.input_len:,} / {run.output_len:,.0f}" if run.input_len is not None
-               else f"? / {run.output_len:,.0f} (mean)" if run.output_len is not None else "? / ?" for run in runs]
+               else f"not stated / {run.output_len:,.0f} (mean)" if run.output_len is not None else "not stated"
+               for run in runs]
     return pd.DataFrame({
-        "source": [run.source for run in runs],
-        "system": [run.system for run in runs],
-        "model": [find_model(run.model_key).name for run in runs],
-        "precision": [run.precision for run in runs],
-        "tensor parallel": [run.tensor_parallel for run in runs],
+        "model, precision, tensor parallel": [f"{find_model(run.model_key).name}, {run.precision}, "
+                                              f"TP {run.tensor_parallel}" for run in runs],
         "prompt / answer tokens": lengths,
         "measured (tokens/s)": measured,
         "bound (tokens/s)": bounds,
         "% of bound": [100 * m / b for m, b in zip(measured, bounds)],
         "longest mean prompt allowed": [max_mean_prompt(run) if run.input_len is None and run.output_len is not None
                                         else None for run in runs],
-    }, index=pd.Index([run.key for run in runs], name="run"))
+        "key": [run.key for run in runs],
+    }, index=pd.Index([f"{run.source}: {run.system}" for run in runs], name="run"))

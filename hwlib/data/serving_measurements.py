@@ -25,6 +25,14 @@ _TRT_METHOD = ("Every request has exactly the stated input and output lengths ('
                "all queued at once ('infinite rate'); the page does not state the KV-cache dtype: fp8 assumed.")
 
 
+MLPERF_LLAMA2_MAX_TOKENS = cite(
+    "mlcommons/inference, language/llama2-70b/processorca.py (commit 01b4e7eb), https://github.com/mlcommons/inference")(
+    1024, "tokens", "parser.add_argument('--seqlen_limit', type=int, default=1024, help=\"Upper limit of the "
+    "input/output sequence lengths\")", "The OpenOrca set of MLPerf's Llama 2 70B benchmark; its mean prompt "
+    "length is not stated in any source found.")
+"""The longest prompt (and answer) in MLPerf's Llama 2 70B dataset (tokens)."""
+
+
 def _mlperf(path: str, repo: str, value: float, quoted: str) -> object:
     return cite(f"{repo}, {path}")(value, "tokens/s", quoted)
 
@@ -153,3 +161,16 @@ RUNS: tuple[ServingRun, ...] = (
         note="Batch 256, otherwise as the bf16 row; int8 weights with bf16 compute assumed (weight-only)."),
 )
 """Measured serving runs, compared with ``hw.throughput_bound`` in "Serving a model"."""
+
+_SERVER_LOG = cite(f"{_V41}, closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Server/performance/"
+                   "run_1/mlperf_log_summary.txt")
+_INTERACTIVE_LOG = cite(f"{_V50}, closed/NVIDIA/results/B200-SXM-180GBx8_TRT/llama2-70b-interactive-99/Server/"
+                        "performance/run_1/mlperf_log_summary.txt")
+MLPERF_SERVER_TTFT = _SERVER_LOG(2.0, "s", "ttft_latency (ns): 2000000000",
+                                 "Llama 2 70B Server scenario; LoadGen applies it to the 99th percentile.")
+MLPERF_SERVER_TPOT = _SERVER_LOG(0.2, "s", "tpot_latency (ns): 200000000", "As the TTFT limit.")
+MLPERF_INTERACTIVE_TTFT = _INTERACTIVE_LOG(0.45, "s", "ttft_latency (ns): 450000000",
+                                           "Llama 2 70B Interactive scenario (v5.0 on), 99th percentile.")
+MLPERF_INTERACTIVE_TPOT = _INTERACTIVE_LOG(0.04, "s", "tpot_latency (ns): 40000000",
+                                           "25 tokens/s per user, as AMD's v5.1 write-up puts it.")
+"""MLPerf Inference's latency limits for Llama 2 70B: time to first token and time per output token (s)."""
