@@ -151,7 +151,7 @@ _VIZ = {
     "hwlib.viz.style": ("PALETTE", "use_book_style"),
     "hwlib.viz.tables": (
         "balance_table", "byte_cost_table", "chip_table", "elementwise_tax_table", "fabric_table",
-        "measurements_table", "provenance_table", "regime_table", "serving_check_table", "squeeze_table", "t_min_table",
+        "measurements_table", "provenance_table", "regime_table", "serving_check_table", "serving_sources_table", "squeeze_table", "t_min_table",
         "symbol_table", "xla_counts_table", "xla_layer_table",
     ),
     "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),

@@ -89,7 +89,8 @@ def _short_source(source: str) -> str:
 
 
 def fabric_table(records: Sequence[Fabric] | None = None) -> pd.DataFrame:
-    """One row per fabric: kind, the quote and its direction convention, GB/s per direction, domain, source.
+    """One row per fabric: kind, the quote and its direction convention, GB/s per direction, domain, the latency of
+    one ring step where sourced, source.
 
     Chapter "The batch-size squeeze".
     """
@@ -102,6 +103,7 @@ def fabric_table(records: Sequence[Fabric] | None = None) -> pd.DataFrame:
         "quote is": ["both directions summed" if r.directions == 2 else "per direction" for r in records],
         "per direction (GB/s)": [r.bytes_per_s / GB for r in records],
         "domain (chips)": [r.domain_chips if r.domain_chips is not None else "" for r in records],
+        "ring-step latency (µs)": [f"{r.latency_s * 1e6:g}" if r.latency is not None else "" for r in records],
         "source": [_short_source(r.bandwidth.source) for r in records],
     }, index=pd.Index([r.label for r in records], name="fabric"))
 
@@ -313,4 +315,20 @@ def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFram
         "longest mean prompt allowed": [max_mean_prompt(run) if run.input_len is None and run.output_len is not None
                                         else None for run in runs],
         "key": [run.key for run in runs],
+    }, index=pd.Index([f"{run.source}: {run.system}" for run in runs], name="run"))
+
+
+def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
+    """Where each measured serving run comes from: the file or page, the line quoted, the configuration notes.
+
+    Chapter "Serving a model".
+    """
+    runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
+    if not runs or not all(isinstance(run, ServingRun) for run in runs):
+        raise TypeError(f"runs must be a non-empty sequence of ServingRun records, got {runs!r}")
+    return pd.DataFrame({
+        "source": [run.tokens_per_s.source for run in runs],
+        "quoted": [run.tokens_per_s.quoted for run in runs],
+        "read on": [run.tokens_per_s.read_on for run in runs],
+        "configuration": [run.note for run in runs],
     }, index=pd.Index([f"{run.source}: {run.system}" for run in runs], name="run"))
