@@ -109,7 +109,16 @@ from hwlib.layer_model import (
     t_min,
     t_min_large_d,
 )
-from hwlib.collectives import allreduce_time_s, hierarchical_allreduce_time_s
+from hwlib.collectives import (
+    COLLECTIVES,
+    allreduce_time_s,
+    collective_time_s,
+    hierarchical_allreduce_time_s,
+    hierarchy,
+    ring,
+    switch,
+    torus,
+)
 from hwlib.serving import (
     PRECISIONS,
     compute_bound_batch,
