@@ -41,6 +41,7 @@ from hwlib.data import (
     ServingRun,
     Sourced,
     TrainingRecipe,
+    TrainingRun,
     chip,
     chips,
     cluster,
@@ -58,6 +59,8 @@ from hwlib.data import (
     recipes,
     serving_measurements,
     serving_runs,
+    training_measurements,
+    training_runs,
 )
 from hwlib.roofline import (
     attainable_flops_per_s,
@@ -138,6 +141,14 @@ from hwlib.serving_plan import (
     tensor_parallel_sizes,
     throughput_bound,
 )
+from hwlib.parallelism import Mesh, TrainStep, group_topology, train_step
+from hwlib.training_plan import (
+    candidate_meshes,
+    fsdp_threshold_tokens,
+    megatron_step_flops,
+    plan_meshes,
+    training_run_bound,
+)
 from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
 from hwlib.data_parallel import (
     batch_squeeze,
@@ -152,7 +163,8 @@ from hwlib.measure.device import device_info, estimated_cpu_peak, measurement_pl
 from hwlib.measure.timing import measure_matmul, measure_matmuls, measure_stream, measured_chip
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost
 
-_SOURCE_MODULES = {"hwlib.data.doc000", "hwlib.data.doc002", "hwlib.data.literature", "hwlib.data.serving_measurements"}
+_SOURCE_MODULES = {"hwlib.data.doc000", "hwlib.data.doc002", "hwlib.data.literature", "hwlib.data.serving_measurements",
+                   "hwlib.data.training_measurements"}
 """The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""
 
 _VIZ = {
@@ -160,7 +172,7 @@ _VIZ = {
     "hwlib.viz.style": ("PALETTE", "use_book_style"),
     "hwlib.viz.tables": (
         "balance_table", "byte_cost_table", "chip_table", "elementwise_tax_table", "fabric_table",
-        "measurements_table", "provenance_table", "regime_table", "serving_check_table", "serving_sources_table", "squeeze_table", "t_min_table",
+        "measurements_table", "provenance_table", "plan_training", "regime_table", "serving_check_table", "serving_sources_table", "squeeze_table", "t_min_table", "training_check_table",
         "symbol_table", "xla_counts_table", "xla_layer_table",
     ),
     "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),

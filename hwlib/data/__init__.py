@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable
 
 from hwlib._checks import one_of
-from hwlib.data import doc000, doc002, literature, model_shapes, serving_measurements, vendor_chips, vendor_systems
+from hwlib.data import doc000, doc002, literature, model_shapes, serving_measurements, training_measurements, vendor_chips, vendor_systems
 from hwlib.data.records import (
     SOURCES,
     Chip,
@@ -25,6 +25,7 @@ from hwlib.data.records import (
     Scenario,
     ServingRun,
     Sourced,
+    TrainingRun,
     TrainingRecipe,
     require_chip,
 )
@@ -156,13 +157,19 @@ def deployments() -> tuple[Deployment, ...]:
     return _DEPLOYMENTS
 
 
+def training_runs() -> tuple[TrainingRun, ...]:
+    """Every published, measured training run (``data/training_measurements.py``). Chapter "Sharding a training
+    step"."""
+    return training_measurements.RUNS
+
+
 def serving_runs() -> tuple[ServingRun, ...]:
     """Every published, measured serving run (``data/serving_measurements.py``). Chapter "Serving a model"."""
     return serving_measurements.RUNS
 
 
 __all__ = [
-    "Chip", "Cluster", "Deployment", "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe",
+    "Chip", "Cluster", "Deployment", "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe", "TrainingRun",
     "chip", "chips", "cluster", "clusters", "deployment", "deployments", "doc000", "doc002", "fabric",
-    "fabrics", "literature", "model", "models", "recipe", "recipes", "serving_measurements", "serving_runs",
+    "fabrics", "literature", "model", "models", "recipe", "recipes", "serving_measurements", "serving_runs", "training_measurements", "training_runs",
 ]

@@ -14,13 +14,17 @@ import pandas as pd
 
 from hwlib._checks import as_real_array, positive
 from hwlib.data import doc002, fabrics as all_fabrics, model as find_model, serving_runs as all_serving_runs
+from hwlib.data import training_runs as all_training_runs
 from hwlib.data.records import (
     ENERGY_FIELDS,
     Chip,
     Cluster,
     Fabric,
+    ModelShape,
     Scenario,
     ServingRun,
+    TrainingRun,
+    require,
     require_chip,
     require_chips,
 )
@@ -39,6 +43,7 @@ from hwlib.measure.timing import Measurement
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost, xla_stream_cost
 from hwlib.naming import SYMBOLS
 from hwlib.roofline import ridge_point
+from hwlib.training_plan import plan_meshes, training_run_bound
 from hwlib.serving_plan import max_mean_prompt, serving_run_bound
 from hwlib.training import regime_steps
 from hwlib.units import GB, GiB, MiB, TERA
@@ -332,3 +337,41 @@ def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFr
         "read on": [run.tokens_per_s.read_on for run in runs],
         "configuration": [run.note for run in runs],
     }, index=pd.Index([f"{run.source}: {run.system}" for run in runs], name="run"))
+
+
+def plan_training(model: ModelShape, cluster: Cluster, global_batch_tokens: float, seq_len: int,
+                  n_chips: int | None = None, **options: object) -> pd.DataFrame:
+    """Every mesh of ``n_chips`` chips of ``cluster`` (default: the cluster's largest) for one training step,
+    feasible ones first by step time, each infeasible one with its reason. Chapter "Sharding a training step"."""
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    count = cluster.max_chips if n_chips is None else n_chips
+    if count is None:
+        raise ValueError(f"n_chips is needed: {cluster.name} has no largest size")
+    rows = []
+    for mesh, step, reason in plan_meshes(model, cluster, global_batch_tokens, seq_len, count, **options):
+        rows.append({"mesh": str(mesh), "step (s)": step.time_s if step else None,
+                     "tokens/s": step.tokens_per_s if step else None, "MFU (%)": 100 * step.mfu if step else None,
+                     "memory per chip (GiB)": step.memory_per_chip_bytes / GiB if step else None,
+                     "fits": bool(step and step.fits), "why not": reason})
+    return pd.DataFrame(rows).set_index("mesh")
+
+
+def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFrame:
+    """Measured training runs beside ``hw.train_step``'s bound for each one's own mesh, in its own metric.
+
+    Chapter "Sharding a training step".
+    """
+    runs = all_training_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
+    if not runs or not all(isinstance(run, TrainingRun) for run in runs):
+        raise TypeError(f"runs must be a non-empty sequence of TrainingRun records, got {runs!r}")
+    units = {"megatron_tflops": ("TFLOP/s per GPU (Eq. 3)", 1e-12), "mfu": ("MFU (%)", 100.0),
+             "tokens_per_s_per_chip": ("tokens/s per GPU", 1.0)}
+    rows = []
+    for run in runs:
+        bound, step = training_run_bound(run)
+        label, scale = units[run.metric]
+        rows.append({"run": f"{run.source}: {run.model.name}", "mesh": str(step.mesh), "chips": step.n_chips,
+                     "batch (sequences)": run.global_batch_sequences, "sequence": run.seq_len, "metric": label,
+                     "measured": run.measured.value * scale, "bound": bound * scale,
+                     "% of bound": 100 * run.measured.value / bound, "key": run.key})
+    return pd.DataFrame(rows).set_index("run")

@@ -22,10 +22,10 @@ from hwlib.data.records.hardware import (
 )
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
 from hwlib.data.records.model_shape import ModelShape
-from hwlib.data.records.workloads import TRAINING_PARTS, Scenario, ServingRun, TrainingRecipe
+from hwlib.data.records.workloads import TRAINING_PARTS, Scenario, ServingRun, TrainingRecipe, TrainingRun
 
 __all__ = [
     "ENERGY_FIELDS", "FABRIC_KINDS", "READ_ON", "SOURCES", "TRAINING_PARTS", "Chip", "Cluster", "Deployment",
-    "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe", "cite", "require", "require_chip",
+    "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe", "TrainingRun", "cite", "require", "require_chip",
     "require_chips",
 ]

@@ -110,3 +110,32 @@ class ServingRun:
     def __post_init__(self) -> None:
         if self.n_chips % self.tensor_parallel:
             raise ValueError(f"tensor_parallel {self.tensor_parallel} must divide n_chips {self.n_chips}")
+
+
+@dataclass(frozen=True)
+class TrainingRun:
+    """One published, measured training run and the configuration it states.
+
+    ``mesh`` maps Mesh degrees (dp, fsdp, tp, pp, ep, cp) to sizes; ``global_batch_sequences`` of
+    ``seq_len`` tokens. ``measured`` is a Sourced value in the ``metric`` the run reports:
+    "megatron_tflops" (teraFLOP/s per GPU counted by Narayanan et al.'s Eq. 3, which includes the
+    recomputed forward), "mfu" (model FLOPs utilization) or "tokens_per_s_per_chip". ``dtype`` is the
+    matmuls' peak the bound uses. Chapter "Sharding a training step".
+    """
+
+    key: str
+    source: str
+    model: object
+    cluster_key: str
+    mesh: Mapping
+    global_batch_sequences: int
+    seq_len: int
+    recompute: str
+    dtype: str
+    metric: str
+    measured: object
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        one_of("metric", self.metric, ("megatron_tflops", "mfu", "tokens_per_s_per_chip"))
+        object.__setattr__(self, "mesh", MappingProxyType(dict(self.mesh)))

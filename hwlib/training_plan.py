@@ -1,0 +1,99 @@
+"""Planning a training step: the FSDP threshold, every mesh of a cluster ranked, and measured runs beside their bound.
+
+Built on ``hw.train_step`` (``parallelism``). Megatron-LM's FLOP count, Eq. (3) of Narayanan et al.,
+"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC 2021,
+arXiv:2104.04473, Sec. 5.1, is the one its Table 1 reports. Chapter "Sharding a training step".
+"""
+
+from __future__ import annotations
+
+from hwlib._checks import positive
+from hwlib.data import cluster as find_cluster
+from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
+from hwlib.parallelism import Mesh, TrainStep, group_time_s, group_topology, split_params, train_step
+
+
+def fsdp_threshold_tokens(model: ModelShape, cluster: Cluster, mesh: Mesh, seq_len: int, dtype: str = "bf16"
+                          ) -> float:
+    """Tokens per chip per step above which FSDP's one all-gather and one reduce-scatter per step hide behind
+    compute: compute grows with the tokens, the traffic does not. Chapter "Sharding a training step"."""
+    mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=64)")
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    topology = group_topology(cluster, mesh.fsdp * mesh.cp, mesh.tp, mesh.n_chips)
+    dense, experts = split_params(model)
+    shard = (dense + experts / mesh.ep) / (mesh.tp * mesh.pp) * 2.0
+    traffic = group_time_s("all-gather", shard, topology) + group_time_s("reduce-scatter", shard, topology)
+    per_token = float(model.flops_per_token(int(positive("seq_len", seq_len, integral=True)), training=True))
+    return traffic * cluster.chip.peak(dtype) / per_token
+
+
+def megatron_step_flops(batch: float, seq_len: float, n_layers: float, d: float, vocab: float) -> float:
+    """FLOPs of one step as Narayanan et al. 2021 count them (Eq. 3), the recomputed forward included:
+    96 B s l h^2 (1 + s / 6h + V / 16 l h). Chapter "Sharding a training step"."""
+    return 96.0 * batch * seq_len * n_layers * d**2 * (1.0 + seq_len / (6.0 * d) + vocab / (16.0 * n_layers * d))
+
+
+def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
+    """The most a measured run could reach in its own metric under ``train_step`` for its mesh, and the step.
+
+    Micro-batches of one sequence under a pipeline, as many interleaved chunks as the layers allow (the
+    smallest bubble) and all of HBM (the run fitted) where the run does not say. Chapter "Sharding a
+    training step".
+    """
+    run = require(TrainingRun, "run", run, "hw.training_runs()[0]")
+    mesh = Mesh(**run.mesh)
+    model = run.model
+    chunks = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
+    step = train_step(model, find_cluster(run.cluster_key), mesh, run.global_batch_sequences * run.seq_len,
+                      run.seq_len, recompute=run.recompute, dtype=run.dtype, interleave=chunks, usable_fraction=1.0)
+    if run.metric == "megatron_tflops":
+        flops = megatron_step_flops(run.global_batch_sequences, run.seq_len, model.n_layers, model.d_model,
+                                    model.vocab)
+        return flops / (mesh.n_chips * step.time_s), step
+    if run.metric == "mfu":
+        return step.mfu, step
+    return step.tokens_per_s / mesh.n_chips, step
+
+
+def _powers_of_two(limit: int) -> list[int]:
+    return [2**k for k in range(int(limit).bit_length()) if 2**k <= limit]
+
+
+def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len: int) -> list[Mesh]:
+    """Every mesh of ``n_chips`` with power-of-two degrees: tp within one node and dividing the heads, pp up
+    to the layers, cp only for sequences of 16K tokens or more, ep for a mixture of experts, the rest split
+    between fsdp and dp. Chapter "Sharding a training step"."""
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    count = int(positive("n_chips", n_chips, integral=True))
+    node = cluster.node_size or count
+    meshes = []
+    for tp in _powers_of_two(min(node, count)):
+        for pp in _powers_of_two(min(model.n_layers, count // tp)):
+            for cp in _powers_of_two(count // (tp * pp)) if seq_len >= 16384 else [1]:
+                rest = count // (tp * pp * cp)
+                if tp * pp * cp * rest != count:
+                    continue
+                for fsdp in _powers_of_two(rest):
+                    dp = rest // fsdp
+                    if dp * fsdp != rest:
+                        continue
+                    experts = _powers_of_two(min(rest, model.n_experts)) if model.is_moe else [1]
+                    meshes += [Mesh(dp=dp, fsdp=fsdp, tp=tp, pp=pp, ep=ep, cp=cp) for ep in experts if rest % ep == 0]
+    return meshes
+
+
+def plan_meshes(model: ModelShape, cluster: Cluster, global_batch_tokens: float, seq_len: int, n_chips: int,
+                **options: object) -> list[tuple[Mesh, TrainStep | None, str]]:
+    """``train_step`` for every candidate mesh: (mesh, step or None, reason it is infeasible or "").
+
+    Feasible steps first, fastest first. ``options`` go to ``train_step``. Chapter "Sharding a training step".
+    """
+    results = []
+    for mesh in candidate_meshes(model, cluster, n_chips, seq_len):
+        try:
+            step = train_step(model, cluster, mesh, global_batch_tokens, seq_len, **options)
+        except ValueError as error:
+            results.append((mesh, None, str(error).split(": ", 1)[-1]))
+            continue
+        results.append((mesh, step, step.reason))
+    return sorted(results, key=lambda r: (r[1] is None or not r[1].fits, r[1].time_s if r[1] else float("inf")))

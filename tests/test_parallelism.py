@@ -1,0 +1,109 @@
+"""hw.Mesh, hw.train_step, the planner and every measured training run under its bound."""
+
+import math
+
+import pytest
+
+import hwlib as hw
+
+H100 = hw.cluster("hgx-h100-ndr")
+V5P = hw.cluster("tpu-v5p")
+LLAMA70 = hw.model("llama-3-70b")
+
+
+def test_one_chip_step_is_its_compute():
+    llama8 = hw.model("llama-3-8b")
+    step = hw.train_step(llama8, H100, hw.Mesh(), 8 * 4096, 4096, recompute="none", usable_fraction=1.0)
+    flops = llama8.flops_per_token(4096, training=True) * 8 * 4096
+    assert step.time_s == pytest.approx(flops / H100.chip.peak("bf16"))
+    assert step.mfu == pytest.approx(1.0) and step.comm_time_s == {} and step.bubble_time_s == 0
+    full = hw.train_step(llama8, H100, hw.Mesh(), 8 * 4096, 4096, recompute="full")
+    assert full.mfu == pytest.approx(flops / (flops + llama8.flops_per_token(4096) * 8 * 4096))
+
+
+def test_groups_sit_on_the_fabric_their_stride_reaches():
+    node = hw.group_topology(H100, 8, 1, 64)
+    assert isinstance(node, hw.collectives.Switch) and node.bytes_per_s == H100.node_fabric.bytes_per_s
+    across = hw.group_topology(H100, 8, 8, 64)
+    assert across.bytes_per_s == H100.network.bytes_per_s
+    mixed = hw.group_topology(H100, 16, 4, 64)
+    assert mixed.inner.n_chips == 2 and mixed.outer.n_chips == 8
+    cube = hw.group_topology(V5P, 64, 1, 64)
+    assert cube.shape == (4, 4, 4) and all(cube.wraparound)
+    tp = hw.group_topology(V5P, 4, 1, 128)
+    assert tp.shape == (4,) and tp.wraparound == (True,)
+
+
+def test_pipeline_bubble_and_tensor_parallel_cost():
+    base = dict(model=LLAMA70, cluster=H100, global_batch_tokens=512 * 4096, seq_len=4096)
+    pp = hw.train_step(mesh=hw.Mesh(dp=8, tp=8, pp=4), **base)
+    micro = 512 // 8
+    assert pp.bubble_time_s == pytest.approx(3 / micro * pp.compute_time_s)
+    interleaved = hw.train_step(mesh=hw.Mesh(dp=8, tp=8, pp=4), interleave=4, **base)
+    assert interleaved.bubble_time_s == pytest.approx(pp.bubble_time_s / 4)
+    assert pp.exposed_comm_time_s["tp all-reduce"] == pp.comm_time_s["tp all-reduce"] > 0
+    assert pp.comm_time_s["pp send/recv"] > 0
+
+
+def test_fsdp_hides_behind_compute_above_the_threshold():
+    mesh = hw.Mesh(fsdp=64)
+    threshold = hw.fsdp_threshold_tokens(LLAMA70, H100, mesh, 512)
+    small, large = (hw.train_step(LLAMA70, H100, mesh, tokens * 64, 512, usable_fraction=1.0)
+                    for tokens in (512, 16 * 512))
+    assert 512 < threshold < 16 * 512
+    name = "fsdp all-gather + reduce-scatter"
+    assert small.exposed_comm_time_s[name] > 0 and large.exposed_comm_time_s[name] == 0
+
+
+def test_memory_splits_as_the_mesh_says():
+    one = hw.train_step(LLAMA70, H100, hw.Mesh(dp=8, tp=8), 8 * 4096, 4096)
+    sharded = hw.train_step(LLAMA70, H100, hw.Mesh(fsdp=8, tp=8), 8 * 4096, 4096)
+    assert sharded.memory_parts["optimizer"] == pytest.approx(one.memory_parts["optimizer"] / 8)
+    assert one.memory_parts["weights"] == pytest.approx(LLAMA70.params() * 2 / 8)
+    assert not one.fits and "GiB usable" in one.reason and sharded.fits
+
+
+def test_no_measured_run_beats_its_bound():
+    runs = hw.training_runs()
+    assert sum(run.key.startswith("megatron") for run in runs) == 10 and len(runs) >= 15
+    for run in runs:
+        bound, step = hw.training_run_bound(run)
+        assert 0 < run.measured.value < bound, run.key
+        assert step.n_chips == math.prod(run.mesh.values())
+    table = hw.training_check_table()
+    assert (table["% of bound"] < 100).all()
+    first = hw.training_runs()[0]
+    flops = hw.megatron_step_flops(512, 2048, 24, 2304, 51200)
+    assert flops == pytest.approx(96 * 512 * 2048 * 24 * 2304**2 * (1 + 2048 / (6 * 2304) + 51200 / (16 * 24 * 2304)))
+    assert first.model.params() == pytest.approx(1.7e9, rel=0.03)  # Table 1's parameter count from the shape
+
+
+def test_planner_lists_every_mesh_with_a_reason():
+    plan = hw.plan_meshes(LLAMA70, H100, 512 * 8192, 8192, 256)
+    feasible = [(mesh, step) for mesh, step, reason in plan if step is not None and step.fits]
+    assert feasible and all(a[1].time_s <= b[1].time_s for a, b in zip(feasible, feasible[1:]))
+    assert all(mesh.n_chips == 256 for mesh, _, _ in plan)
+    reasons = {reason for _, step, reason in plan if step is None or not step.fits}
+    assert any("GiB usable" in reason for reason in reasons)
+    table = hw.plan_training(LLAMA70, H100, 512 * 8192, 8192, 256)
+    assert table["fits"].iloc[0] and not table["fits"].iloc[-1] and table["why not"].iloc[-1]
+
+
+@pytest.mark.parametrize(("call", "error", "words"), [
+    (lambda: hw.Mesh(tp=0), ValueError, "Mesh.tp must be a whole number >= 1"),
+    (lambda: hw.Mesh(dp=2, ep=4), ValueError, "Mesh.ep=4 must divide dp x fsdp"),
+    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(tp=3), 3 * 4096, 4096), ValueError, "does not divide the 64"),
+    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(dp=3), 4 * 4096, 4096), ValueError, "does not split over"),
+    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(ep=1, dp=2), 2 * 4096, 4096, recompute="some"), ValueError,
+     "recompute must be one of"),
+    (lambda: hw.train_step(LLAMA70, H100, {"tp": 8}, 4096, 4096), TypeError, "mesh must be a Mesh"),
+    (lambda: hw.train_step(LLAMA70, "hgx", hw.Mesh(), 4096, 4096), TypeError, "cluster must be a Cluster"),
+    (lambda: hw.train_step(LLAMA70, V5P, hw.Mesh(fsdp=8192), 8192 * 4096, 4096), ValueError, "holds at most"),
+    (lambda: hw.train_step(hw.model("llama-3-8b"), H100, hw.Mesh(dp=2, ep=2), 2 * 4096, 4096), ValueError,
+     "needs a mixture-of-experts"),
+    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(dp=2), 4 * 4096, 4096, micro_batch_tokens=1000), ValueError,
+     "must be whole sequences"),
+])
+def test_bad_input_is_named(call, error, words):
+    with pytest.raises(error, match=words):
+        call()
