@@ -141,7 +141,7 @@ from hwlib.serving_plan import (
     tensor_parallel_sizes,
     throughput_bound,
 )
-from hwlib.parallelism import Mesh, TrainStep, group_topology, train_step
+from hwlib.parallelism import STEP_PARTS, Mesh, TrainStep, group_topology, train_step
 from hwlib.training_plan import (
     candidate_meshes,
     fsdp_threshold_tokens,
@@ -183,10 +183,11 @@ _VIZ = {
     ),
     "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
     "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
+    "hwlib.viz.training_figures": ("plot_step_breakdown",),
     "hwlib.viz.explorers": (
         "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "KVCacheExplorer",
         "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "ServingExplorer",
-        "StepIntensityExplorer",
+        "StepIntensityExplorer", "TrainingExplorer",
     ),
 }
 _LAZY = {name: module for module, names in _VIZ.items() for name in names}

@@ -39,6 +39,9 @@ from hwlib.memory import RECOMPUTE, activation_bytes, logits_bytes, training_sta
 
 AXES = ("tp", "cp", "fsdp", "dp", "pp")
 """Mesh axes from innermost (fastest links) to outermost; ``ep`` reuses the data-parallel ranks."""
+STEP_PARTS = ("compute", "pipeline bubble", "tp all-reduce", "cp all-gather", "fsdp all-gather + reduce-scatter",
+              "dp all-reduce", "pp send/recv", "ep all-to-all")
+"""The parts of a step's time: compute, the pipeline bubble, then each collective's exposed time."""
 
 
 @dataclass(frozen=True)
@@ -101,6 +104,12 @@ class TrainStep:
     fits: bool = False
     reason: str = ""
 
+    @property
+    def parts_s(self) -> dict[str, float]:
+        """Seconds of each of ``STEP_PARTS``; they sum to ``time_s``."""
+        known = {"compute": self.compute_time_s, "pipeline bubble": self.bubble_time_s, **self.exposed_comm_time_s}
+        return {name: known.get(name, 0.0) for name in STEP_PARTS}
+
 
 def _stride_groups(mesh: Mesh) -> dict[str, tuple[int, int]]:
     """Each axis's (size, stride) in the layout tp, cp, fsdp, dp, pp."""
@@ -147,7 +156,8 @@ def _slice_shape(cluster: Cluster, n_chips: int) -> tuple[int, ...]:
 def _sub_torus(cluster: Cluster, size: int, stride: int, n_chips: int) -> object:
     """The axes of the slice this group spans: the slice's axes split into prime factors, the inner groups
     taking the first ``stride`` of them, this group the next ``size``; an axis wraps around only where the
-    group spans all of it and the slice has wraparound (full 4x4x4 cubes and larger, per the scaling book)."""
+    group spans all of it and the slice has wraparound: 3D slices of a full 4x4x4 cube and larger, per the
+    scaling book; 2D (v5e, v6e) slices are taken without (no source states theirs)."""
     shape = _slice_shape(cluster, n_chips)
     wraps = n_chips >= 64 and len(shape) == 3
     factors = [(axis, prime) for axis, length in enumerate(shape) for prime in _primes(length)]

@@ -21,7 +21,7 @@ DOC000 = hw.chips("doc000")
 
 CLASSES = (hw.RooflineExplorer, hw.MemoryBudgetExplorer, hw.KVCacheExplorer, hw.ByteEnergyExplorer,
            hw.StepIntensityExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer, hw.BatchSqueezeExplorer,
-           hw.ServingExplorer)
+           hw.ServingExplorer, hw.TrainingExplorer)
 ENERGY_CLASSES = (hw.ByteEnergyExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer)
 TIME_CLASSES = (hw.RooflineExplorer, hw.StepIntensityExplorer)
 BUILD = {hw.RegimeExplorer: {"n_chips": 64}}
@@ -237,6 +237,19 @@ def test_serving_explorer_reports_the_step_and_the_plan():
         hw.ServingExplorer(chip=h100, model=llama, n_chips=16)
 
 
+def test_training_explorer_reports_the_step():
+    cluster, llama = hw.cluster("hgx-h100-ndr"), hw.model("Llama 3 70B")
+    explorer = hw.TrainingExplorer(cluster=cluster, model=llama, n_chips=256, tp=8, pp=2)
+    step = hw.train_step(llama, cluster, hw.Mesh(fsdp=16, tp=8, pp=2), explorer.global_batch_tokens.value,
+                         explorer.seq_len.value, micro_batch_tokens=explorer.seq_len.value)
+    assert hw.format_seconds(step.time_s) in explorer.summary.value
+    assert f"{100 * step.mfu:.0f} %" in explorer.summary.value and "fsdp=16 tp=8 pp=2" in explorer.summary.value
+    explorer.tp.value = 16  # across two nodes
+    assert "fsdp=8 tp=16 pp=2" in explorer.summary.value
+    explorer.pp.value = 64
+    assert "tp x pp x cp = 1024 does not divide 256 chips" in explorer.summary.value
+
+
 def test_regime_explorer_reproduces_table_5():
     explorer = hw.RegimeExplorer(chip=A100)
     steps = hw.regime_steps(A100)
@@ -277,7 +290,7 @@ def test_squeeze_explorer_reports_the_optimal_batch():
 def test_explorers_import_only_what_viz_may():
     allowed = ("__future__", "collections", "contextlib", "io", "ipywidgets", "matplotlib", "numpy", "PIL",
                "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.serving",
-               "hwlib.serving_plan",
+               "hwlib.serving_plan", "hwlib.parallelism",
                "hwlib.energy", "hwlib.layer_model", "hwlib.training", "hwlib.data_parallel", "hwlib.sharding",
                "hwlib.collectives", "hwlib.viz.style", "hwlib.viz.explorers")
     package = pathlib.Path(hw.__file__).parent / "viz" / "explorers"

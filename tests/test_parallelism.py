@@ -107,3 +107,17 @@ def test_planner_lists_every_mesh_with_a_reason():
 def test_bad_input_is_named(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_the_new_clusters():
+    nvl72 = hw.cluster("gb200-nvl72-ndr")
+    assert nvl72.node_size == 72 and nvl72.node_fabric.bytes_per_s == hw.fabric("nvlink5").bytes_per_s
+    inside = hw.group_topology(nvl72, 64, 1, 144)
+    assert isinstance(inside, hw.collectives.Switch) and inside.n_chips == 64  # one NVLink domain
+    v6e = hw.cluster("tpu-v6e")
+    assert v6e.max_chips == 256 and v6e.node_fabric.latency_s == hw.literature.ICI_HOP_LATENCY.value
+    slab = hw.group_topology(v6e, 16, 1, 256)
+    assert slab.shape == (16,) and slab.wraparound == (False,)  # 2D slices taken without wraparound
+    assert hw.group_topology(v6e, 256, 1, 256).shape == (16, 16)
+    with pytest.raises(ValueError, match="not a slice size"):
+        hw.group_topology(v6e, 2, 1, 2)

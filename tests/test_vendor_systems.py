@@ -124,7 +124,8 @@ def test_fabric_table():
     assert row["per direction (GB/s)"] == 300 and row["quote is"] == "both directions summed"
     assert row["domain (chips)"] == 8 and row["ring-step latency (µs)"] == "0.6"
     assert table.loc["InfiniBand HDR (200 Gb/s)", "quote is"] == "per direction"
-    assert table.loc["InfiniBand HDR (200 Gb/s)", "ring-step latency (µs)"] == ""
+    assert table.loc["InfiniBand HDR (200 Gb/s)", "ring-step latency (µs)"] == "2.7"
+    assert table.loc["IB HDR 25 GB/s [doc002]", "ring-step latency (µs)"] == ""
     assert table.loc["IB HDR 25 GB/s [doc002]", "per direction (GB/s)"] == 25
     with pytest.raises(TypeError, match="records must be a non-empty sequence of Fabric records"):
         hw.fabric_table(["ndr"])

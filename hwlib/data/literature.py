@@ -131,3 +131,11 @@ ICI_HOP_LATENCY = cite(
     "One figure for every TPU generation; the same page reports a measured 3-hop transfer on v5e taking "
     "'closer to 8us'. An older version of the book assumed 1/2 us per hop.")
 """Latency of one hop over a TPU's ICI (s)."""
+
+NET_RING_STEP_LATENCY = cite(
+    "NVIDIA/nccl, src/graph/tuning.cc, NCCL 2.29.2 (commit ebd1e929), ncclTunerConstantsDefaults.hwLatencies")(
+    2.7e-6, "s", "/* NET */ { { 5.0, 8.5, 14 }, { 2.7, 4.0, 14.0 }, /* Tree (LL/LL128/Simple), Ring "
+    "(LL/LL128/Simple)*/",
+    "NCCL's model of one ring step over the network (InfiniBand or RoCE) with its LL protocol (14 us with Simple); "
+    "NCCL adds a CPU post overhead of 1 to 2 us per step on top, not counted here.")
+"""NCCL's latency of one ring step over the network between nodes (s), small messages."""

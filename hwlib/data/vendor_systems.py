@@ -11,7 +11,7 @@ and "HBM budgets for training".
 
 from __future__ import annotations
 
-from hwlib.data.literature import ICI_HOP_LATENCY, NVLINK_RING_STEP_LATENCY
+from hwlib.data.literature import ICI_HOP_LATENCY, NET_RING_STEP_LATENCY, NVLINK_RING_STEP_LATENCY
 from hwlib.data.records import READ_ON, Cluster, Deployment, Fabric, cite
 from hwlib.data.vendor_chips import CHIPS as _CHIPS
 
@@ -28,6 +28,9 @@ _CONNECTX6 = cite("https://docs.nvidia.com/networking/display/ConnectX6EN/Introd
 _CONNECTX8 = cite("NVIDIA ConnectX-8 SuperNIC Firmware Release Notes v40.44.0208, Changes and New Features, "
                   "https://docs.nvidia.com/networking/display/connectx8firmwarev40440208/changes+and+new+features")
 _TPU_V5P = cite("https://docs.cloud.google.com/tpu/docs/v5p")
+_TPU_V5E = cite("https://docs.cloud.google.com/tpu/docs/v5e")
+_TPU_V6E = cite("https://docs.cloud.google.com/tpu/docs/v6e.md.txt")
+_NVL72 = cite("https://aiwiki.ai/wiki/nvidia_gb200_nvl72 (third-party)")
 
 _PER_DIRECTION = ("Line rate per port, per direction (full duplex); bits/s divided by 8. Encoding (64b/66b) "
                   "and protocol headers leave a few per cent less for data.")
@@ -67,28 +70,49 @@ FABRICS: tuple[Fabric, ...] = (
            note="Per chip over all six torus links. An all-reduce reaches it only when it runs over all "
            "three torus axes at once (full cubes with wrap-around); hwlib treats it as the per-direction "
            "bandwidth of one flat ring, an upper bound."),
+    Fabric(key="ici-v5e", name="TPU v5e ICI", kind="scale-up", source="vendor",
+           bandwidth=_CHIP["v5e"].interconnect, directions=2,
+           domain_size=_TPU_V5E(256, "chips", "TPU Pod size | 256 chips",
+                                "A v5e pod: a 16x16 2D torus ('Interconnect topology | 2D torus')."),
+           chip_keys=("v5e",), aliases=("ICI v5e", "v5e ICI"), latency=ICI_HOP_LATENCY,
+           note="Per chip over its four ICI ports ('ICI ports per chip | 4'), both directions summed."),
+    Fabric(key="ici-v6e", name="TPU v6e ICI", kind="scale-up", source="vendor",
+           bandwidth=_CHIP["v6e"].interconnect, directions=2,
+           domain_size=_TPU_V6E(256, "chips", "TPU Pod size | 256 chips",
+                                "A v6e pod: a 16x16 2D torus ('Interconnect topology | 2D torus')."),
+           chip_keys=("v6e",), aliases=("ICI v6e", "v6e ICI"), latency=ICI_HOP_LATENCY,
+           note="Per chip over its four ICI ports, both directions summed."),
+    Fabric(key="nvlink5-nvl72", name="NVLink 5 (GB200 NVL72)", kind="scale-up", source="vendor",
+           bandwidth=_CHIP["b200"].interconnect, directions=2,
+           domain_size=_NVL72(72, "chips", "72 Blackwell GPUs and 36 Grace CPUs ... joined into one NVLink domain",
+                              "Third-party summary of NVIDIA's GB200 NVL72 (aiwiki.ai); NVIDIA's own product page was "
+                              "not among the stored copies. NVIDIA's NVLink docs state 'Support for up to 576 GPUs in "
+                              "a single NVLink domain'."),
+           chip_keys=("b200",), aliases=("NVL72", "nvlink-nvl72"), latency=NVLINK_RING_STEP_LATENCY,
+           note="Each GPU's NVLink 5 as on the B200 (18 links x 50 GB/s per direction), through the rack's NVLink "
+           "switch trays to all 72."),
     Fabric(key="ib-hdr", name="InfiniBand HDR (200 Gb/s)", kind="scale-out", source="vendor",
            bandwidth=_CONNECTX6(200 * GBIT, "B/s", "up to two ports of 200Gb/s for InfiniBand and Ethernet",
                                 f"ConnectX-6 VPI. {_PER_DIRECTION} A DGX A100 has eight single-port HDR NICs "
                                 "for its compute fabric, one per GPU. NVIDIA's switch manual gives the same rate in "
                                 "its title, 'QM87xx 1U HDR 200Gb/s InfiniBand Switch Systems User Manual'."),
-           directions=1, aliases=("HDR", "IB HDR", "hdr")),
+           directions=1, latency=NET_RING_STEP_LATENCY, aliases=("HDR", "IB HDR", "hdr")),
     Fabric(key="ib-ndr", name="InfiniBand NDR (400 Gb/s)", kind="scale-out", source="vendor",
            bandwidth=_BASEPOD(400 * GBIT, "B/s",
                               "eight single-port NVIDIA ConnectX-7 VPI ... up to 400 Gb/s InfiniBand/Ethernet",
                               f"DGX H100/H200 and DGX B200: one ConnectX-7 per GPU. {_PER_DIRECTION}"),
-           directions=1, aliases=("NDR", "IB NDR", "ndr")),
+           directions=1, latency=NET_RING_STEP_LATENCY, aliases=("NDR", "IB NDR", "ndr")),
     Fabric(key="ib-xdr", name="InfiniBand XDR (800 Gb/s)", kind="scale-out", source="vendor",
            bandwidth=_CONNECTX8(800 * GBIT, "B/s",
                                 "ConnectX-8 SuperNIC supports 800Gb/s or XDR IB or 2 x 400GbE link speeds",
                                 f"{_PER_DIRECTION} The DGX B200 ships with NDR ConnectX-7 NICs; XDR is the "
                                 "ConnectX-8 upgrade."),
-           directions=1, aliases=("XDR", "IB XDR", "xdr")),
+           directions=1, latency=NET_RING_STEP_LATENCY, aliases=("XDR", "IB XDR", "xdr")),
     Fabric(key="roce-400", name="RoCE 400 GbE", kind="scale-out", source="vendor",
            bandwidth=_BASEPOD(400 * GBIT, "B/s", "up to 400 Gb/s InfiniBand/Ethernet",
                               "The same ConnectX-7 ports run as 400 Gb/s Ethernet with RDMA over Converged "
                               f"Ethernet. {_PER_DIRECTION}"),
-           directions=1, aliases=("RoCE", "400GbE", "roce")),
+           directions=1, latency=NET_RING_STEP_LATENCY, aliases=("RoCE", "400GbE", "roce")),
 )
 """Every vendor fabric: scale-up domains first, then scale-out networks."""
 
@@ -103,6 +127,14 @@ CLUSTERS: tuple[Cluster, ...] = (
             note="8 B200s per node on NVLink 5, one NDR NIC per GPU (DGX B200 as shipped)."),
     Cluster("hgx-b200-xdr", "HGX B200 + XDR", _CHIP["b200"], _FABRIC["nvlink5"], _FABRIC["ib-xdr"],
             note="The same node with ConnectX-8 XDR NICs, one per GPU."),
+    Cluster("gb200-nvl72-ndr", "GB200 NVL72 + NDR", _CHIP["b200"], _FABRIC["nvlink5-nvl72"], _FABRIC["ib-ndr"],
+            note="72 Blackwell GPUs in one NVLink domain, racks joined by one 400 Gb/s NIC per GPU. The GPU is "
+            "hwlib's B200 record (GB200's own GPUs are reported with 186 to 192 GB of HBM, not sourced here)."),
+    Cluster("tpu-v5e", "TPU v5e slice (ICI)", _CHIP["v5e"], _FABRIC["ici-v5e"],
+            note="One v5e slice of up to 256 chips on its 2D torus; slices are joined by the data-centre network "
+            "(Multislice), not modelled."),
+    Cluster("tpu-v6e", "TPU v6e slice (ICI)", _CHIP["v6e"], _FABRIC["ici-v6e"],
+            note="One v6e slice of up to 256 chips on its 2D torus; Multislice not modelled."),
     Cluster("tpu-v5p", "TPU v5p slice (ICI)", _CHIP["v5p"], _FABRIC["ici-v5p"],
             note="One v5p slice of up to 6144 chips on the ICI torus; the data-centre network is not modelled."),
 )

@@ -18,9 +18,10 @@ from hwlib.viz.explorers.roofline import RooflineExplorer
 from hwlib.viz.explorers.serving import ServingExplorer
 from hwlib.viz.explorers.shares import EnergyShareExplorer, RegimeExplorer
 from hwlib.viz.explorers.squeeze import BatchSqueezeExplorer
+from hwlib.viz.explorers.training import TrainingExplorer
 
 __all__ = [
     "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "Explorer", "KVCacheExplorer",
     "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "ServingExplorer",
-    "StepIntensityExplorer",
+    "StepIntensityExplorer", "TrainingExplorer",
 ]
