@@ -273,7 +273,7 @@ def test_deployments_are_looked_up_by_chip_record():
     with pytest.raises(TypeError, match="chip must be a Chip record"):
         hw.deployment("v5e")
     with pytest.raises(KeyError, match="no deployment sizes for chip"):
-        hw.deployment(hw.chip("v4"))
+        hw.deployment(hw.chip("tpu7x"))
     for plan in plans:
         assert plan.source.startswith("https://") and plan.read_on == "2026-11-30" and plan.quoted
 

@@ -99,7 +99,7 @@ def test_background_is_redrawn_only_when_its_key_changes():
          "recipe must be a TrainingRecipe record"),
         (lambda: hw.MemoryBudgetExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
         (lambda: hw.MemoryBudgetExplorer(model=hw.model("document 000, 7B")), ValueError, "d_model"),
-        (lambda: hw.MemoryBudgetExplorer(chips=[hw.chip("TPU v4")], chip=hw.chip("TPU v4")), KeyError,
+        (lambda: hw.MemoryBudgetExplorer(chips=[hw.chip("tpu7x")], chip=hw.chip("tpu7x")), KeyError,
          "no deployment sizes"),
         (lambda: hw.MemoryBudgetExplorer(usable_fraction=0.2), ValueError, "usable_fraction must be"),
         (lambda: hw.KVCacheExplorer(chip="H100-SXM"), TypeError, "chip must be a Chip record"),

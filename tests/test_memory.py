@@ -259,7 +259,7 @@ def test_max_params_and_tokens_that_fit():
         (lambda: hw.chips_needed(-1, V5E_DOC), ValueError, "total_bytes must be >= 0"),
         (lambda: hw.chips_needed(np.inf, V5E_DOC), ValueError, "total_bytes must be finite"),
         (lambda: hw.usable_bytes(V5E_DOC, 0), ValueError, "usable_fraction must be > 0"),
-        (lambda: hw.deployment(hw.chip("v4")), KeyError, "no deployment sizes for chip"),
+        (lambda: hw.deployment(hw.chip("tpu7x")), KeyError, "no deployment sizes for chip"),
         (lambda: hw.deployment_chips(1e9, hw.chip("tpu7x")), KeyError, "no deployment sizes"),
         (lambda: hw.deployment_name(10, V5E_DOC), ValueError, "n_chips must be a deployment size"),
         (lambda: hw.deployment_name(0, V5E_DOC), ValueError, "n_chips must be >= 1"),

@@ -80,7 +80,7 @@ def test_bad_input():
     with pytest.raises(TypeError, match="n_chips must be one whole number"):
         hw.inference_step(LLAMA70, H100, 1, 1, n_chips=[1, 2])
     with pytest.raises(ValueError, match="has no interconnect"):
-        hw.inference_step(LLAMA70, hw.chip("v4"), 1, 1, n_chips=4)
+        hw.inference_step(LLAMA70, hw.chip("MI300X"), 1, 1, n_chips=4)
 
 
 def test_first_token_and_per_token_times_are_the_prefill_and_decode_steps():

@@ -29,6 +29,9 @@ _CONNECTX8 = cite("NVIDIA ConnectX-8 SuperNIC Firmware Release Notes v40.44.0208
                   "https://docs.nvidia.com/networking/display/connectx8firmwarev40440208/changes+and+new+features")
 _TPU_V5P = cite("https://docs.cloud.google.com/tpu/docs/v5p")
 _TPU_V5E = cite("https://docs.cloud.google.com/tpu/docs/v5e")
+_TPU_V4 = cite("https://docs.cloud.google.com/tpu/docs/v4")
+_V4_BOOK = cite("Austin et al., 'How to Scale Your Model', Google DeepMind, https://jax-ml.github.io/scaling-book/tpus/ "
+                "(jax-ml/scaling-book, tpus.md, commit 04d8de58), table 'ICI BW/link (one-way, bytes/s)' and 'bidi'")
 _TPU_V6E = cite("https://docs.cloud.google.com/tpu/docs/v6e.md.txt")
 _NVL72 = cite("https://aiwiki.ai/wiki/nvidia_gb200_nvl72 (third-party)")
 
@@ -70,6 +73,16 @@ FABRICS: tuple[Fabric, ...] = (
            note="Per chip over all six torus links. An all-reduce reaches it only when it runs over all "
            "three torus axes at once (full cubes with wrap-around); hwlib treats it as the per-direction "
            "bandwidth of one flat ring, an upper bound."),
+    Fabric(key="ici-v4", name="TPU v4 ICI", kind="scale-up", source="vendor",
+           bandwidth=_V4_BOOK(6 * 2 * _CHIP["v4"].ici_link_bytes_per_s, "B/s", "TPU v4p | 4.5e10 | 9e10",
+                              "Six links ('nearest 6 neighbors') of 4.5e10 B/s each way; Google's v4 page gives no "
+                              "per-chip ICI figure."),
+           directions=2,
+           domain_size=_TPU_V4(4096, "chips", "TPU Pod size | 4096 chips",
+                               "A v4 pod; slices of AxBxC with 2A=B=C or 2A=2B=C, each a multiple of 4, can be a 3D "
+                               "torus ('can be configured as a 3D torus')."),
+           chip_keys=("v4",), aliases=("ICI v4", "v4 ICI"), latency=ICI_HOP_LATENCY,
+           note="Per chip over its six ICI links, both directions summed."),
     Fabric(key="ici-v5e", name="TPU v5e ICI", kind="scale-up", source="vendor",
            bandwidth=_CHIP["v5e"].interconnect, directions=2,
            domain_size=_TPU_V5E(256, "chips", "TPU Pod size | 256 chips",
@@ -130,6 +143,8 @@ CLUSTERS: tuple[Cluster, ...] = (
     Cluster("gb200-nvl72-ndr", "GB200 NVL72 + NDR", _CHIP["b200"], _FABRIC["nvlink5-nvl72"], _FABRIC["ib-ndr"],
             note="72 Blackwell GPUs in one NVLink domain, racks joined by one 400 Gb/s NIC per GPU. The GPU is "
             "hwlib's B200 record (GB200's own GPUs are reported with 186 to 192 GB of HBM, not sourced here)."),
+    Cluster("tpu-v4", "TPU v4 slice (ICI)", _CHIP["v4"], _FABRIC["ici-v4"],
+            note="One v4 slice of up to 4096 chips on its 3D torus; Multislice not modelled."),
     Cluster("tpu-v5e", "TPU v5e slice (ICI)", _CHIP["v5e"], _FABRIC["ici-v5e"],
             note="One v5e slice of up to 256 chips on its 2D torus; slices are joined by the data-centre network "
             "(Multislice), not modelled."),
@@ -147,6 +162,8 @@ _MULTISLICE = "Multislice (https://cloud.google.com/tpu/docs/multislice-introduc
 _HGX = "https://www.nvidia.com/en-us/data-center/hgx/"
 _POD2D = (1, 4, 8, 16, 32, 64, 128, 256)
 _TOPO2D = ("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
+_V4_CHIPS = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
+_V4_TOPO = ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16")
 _V5P_CHIPS = (4, 8, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144)
 _V5P_TOPO = ("2x2x1", "2x2x2", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16",
              "16x16x24")
@@ -182,6 +199,17 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
                note="The table lists no 16-chip shape (it goes 2x2x2, then 2x4x4): a 2x2x4 slice can be "
                "requested (the scaling book mentions one) but is not among the common shapes, so a 16-chip "
                "answer rounds up to 32 chips here. The names count TensorCores, two per v5p chip."),
+    Deployment(key="v4-slices", kind="slice", chip_keys=("v4",), sizes=_V4_CHIPS,
+               names=tuple(f"v4-{2 * n}" for n in _V4_CHIPS), topologies=_V4_TOPO,
+               beyond=f"4096-chip pods joined by {_MULTISLICE}",
+               source="https://cloud.google.com/tpu/docs/types-topologies?hl=zh-cn", read_on=READ_ON,
+               quoted="v4 拓扑的表示法为 AxBxC,其中 A<=B<=C,且 A、B、C 均为 <= 4 或 4 的所有整数倍数 ... "
+               "2x2x4(16 个芯片,每个芯片 2 个 TensorCore)",
+               note="Google's localised page (zh-cn; the ko copy says the same): 'a v4 topology is AxBxC with A<=B<=C, "
+               "and A, B, C all <= 4 or all integer multiples of 4', '2x2x4 (16 chips, 2 TensorCores each)'; the "
+               "English page was not among the stored copies. The page states the rule, not a table: these are its "
+               "most cube-like shapes for each power of two up to the pod ('TPU Pod size | 4096 chips', "
+               "docs.cloud.google.com/tpu/docs/v4). Names count TensorCores, two per chip."),
     _nodes("hgx-a100-40gb", "a100-40gb", _HGX, "HGX A100: 8 GPUs per baseboard"),
     _nodes("hgx-a100-80gb", "a100-80gb", _HGX, "HGX A100: 8 GPUs per baseboard"),
     _nodes("hgx-h100", "h100-sxm", _HGX, "HGX H100: 8 GPUs per baseboard"),

@@ -370,8 +370,8 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
     for run in runs:
         bound, step = training_run_bound(run)
         label, scale = units[run.metric]
-        rows.append({"run": f"{run.source}: {run.model.name}", "mesh": str(step.mesh), "chips": step.n_chips,
-                     "batch (sequences)": run.global_batch_sequences, "sequence": run.seq_len, "metric": label,
-                     "measured": run.measured.value * scale, "bound": bound * scale,
+        rows.append({"run": f"{run.model.name}, {step.n_chips:,} chips", "source": run.source.split(",")[0],
+                     "mesh": str(step.mesh), "batch x sequence": f"{run.global_batch_sequences:,} x {run.seq_len:,}",
+                     "metric": label, "measured": run.measured.value * scale, "bound": bound * scale,
                      "% of bound": 100 * run.measured.value / bound, "key": run.key})
     return pd.DataFrame(rows).set_index("run")
