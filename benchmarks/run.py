@@ -263,6 +263,13 @@ def bench_serving(points: int = 1000, repeats: int = 7) -> None:
            timed(lambda: hw.largest_batch_within(model, chip, contexts, 0.05, 8)), None)
     record("serving", "serving_check_table (every measured run and its bound)",
            timed(lambda: hw.serving_check_table()), None)
+    cluster = hw.cluster("hgx-h100-ndr")
+    record("training", "train_step, Llama 3 70B on 256 H100s, one mesh",
+           timed(lambda: hw.train_step(model, cluster, hw.Mesh(fsdp=32, tp=8), 512 * 8192, 8192)), None)
+    record("training", "plan_training, every mesh of 256 H100s",
+           timed(lambda: hw.plan_training(model, cluster, 512 * 8192, 8192, 256)), None)
+    record("training", "training_check_table (every measured run and its bound)",
+           timed(lambda: hw.training_check_table()), None)
 
 
 # --- optional: make test and a warm rebuild ---------------------------------------------------------
