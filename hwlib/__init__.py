@@ -128,6 +128,7 @@ from hwlib.serving import (
     inference_step,
     kv_copies,
     max_batch,
+    memory_bound_context,
     scale_up_link,
     time_per_output_token_s,
     time_to_first_token_s,

@@ -196,12 +196,13 @@ def group_time_s(kind: str, n_bytes: float, topology: object) -> float:
 def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tokens: float, seq_len: int,
                micro_batch_tokens: float | None = None, recompute: str = "selective", *,
                recipe: str | TrainingRecipe = "zero_mixed_adam", dtype: str = "bf16", interleave: int = 1,
-               usable_fraction: float = doc000.USABLE_FRACTION) -> TrainStep:
+               usable_fraction: float = doc000.USABLE_FRACTION, causal: bool = True) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
 
     ``global_batch_tokens`` per optimizer step in sequences of ``seq_len``; ``micro_batch_tokens`` per
     data-parallel rank and micro-batch (default: the rank's whole batch, or one sequence under a pipeline). ``interleave`` chunks per pipeline
     stage. MFU counts the model's FLOPs without recomputation; ``hardware_flops_utilization`` with it.
+    ``causal=False`` computes the whole attention score matrix, as kernels that mask it afterwards do.
     Raises ValueError for a mesh that does not divide the model or the batch. Chapter "Sharding a training step".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
@@ -241,8 +242,10 @@ def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tok
     tokens = batch_sequences * sequence
 
     # compute: the model's FLOPs, and the forward again where recomputed
-    model_flops = float(model.flops_per_token(sequence, training=True)) * tokens
-    forward = float(model.flops_per_token(sequence)) * tokens
+    if not isinstance(causal, bool):
+        raise TypeError(f"causal must be True or False, got {causal!r}")
+    model_flops = float(model.flops_per_token(sequence, training=True, causal=causal)) * tokens
+    forward = float(model.flops_per_token(sequence, causal=causal)) * tokens
     attention_forward = forward - 2.0 * model.matmul_params(active=True) * tokens
     extra = {"none": 0.0, "selective": attention_forward, "full": forward}[recompute]
     compute = (model_flops + extra) / count / peak

@@ -166,9 +166,10 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
     if count > 1:
         bandwidth, latency = scale_up_link(chip)
         latency = latency if link_latency_s is None else float(non_negative("link_latency_s", link_latency_s))
+        # engines reduce in at least bf16, whatever the activations are stored in
+        wire = max(dtype_bytes(activation_dtype), dtype_bytes("bf16"))
         per_allreduce = np.asarray(allreduce_time_s(tokens * model.d_model, count, bandwidth,
-                                                    RING_SENDS_PER_ELEMENT * dtype_bytes(activation_dtype),
-                                                    latency_s=latency))
+                                                    RING_SENDS_PER_ELEMENT * wire, latency_s=latency))
         comm = ALLREDUCES_PER_LAYER * model.n_layers * per_allreduce
     else:
         comm = np.zeros_like(compute_s)
@@ -234,6 +235,27 @@ def compute_bound_batch(model: ModelShape, chip: Chip, context_len: Number, n_ch
         turned = compute_bound(middle)
         high, low = np.where(turned, middle, high), np.where(turned, low, middle)
     return scalar_or_array(np.where(never, np.inf, high))
+
+
+def memory_bound_context(model: ModelShape, chip: Chip, n_chips: int = 1, weight_dtype: str = "bf16",
+                         kv_dtype: str = "bf16", **options: object) -> float:
+    """The context (tokens) from which decode stays memory-bound at every batch (``compute_bound_batch`` is inf).
+
+    Each sequence added to a large batch adds FLOPs f0 + f1 s and bytes q0 + q1 s at context s (its
+    weights' share vanishes); it never pays for itself once (q0 + q1 s) / beta >= (f0 + f1 s) / pi, that
+    is from s* = (f0 / pi - q0 / beta) / (q1 / beta - f1 / pi). inf where the cache is read faster than
+    its attention computes. Chapter "Serving a model".
+    """
+    large = 2.0 ** 20  # every expert touched, and small enough for the differences to keep their digits
+    step = inference_step(model, chip, np.array([[large, large + 1]] * 2), np.array([[0, 0], [1, 1]]), 1, n_chips,
+                          weight_dtype, kv_dtype, **options)
+    compute, memory = np.asarray(step.compute_time_s), np.asarray(step.memory_time_s)
+    per_sequence_compute, per_sequence_memory = compute[:, 1] - compute[:, 0], memory[:, 1] - memory[:, 0]
+    f0, f1 = per_sequence_compute[0], per_sequence_compute[1] - per_sequence_compute[0]
+    q0, q1 = per_sequence_memory[0], per_sequence_memory[1] - per_sequence_memory[0]
+    if q1 <= f1:
+        return float("inf")
+    return float(max(0.0, (f0 - q0) / (q1 - f1)))
 
 
 def max_batch(model: ModelShape, chip: Chip, context_len: Number, n_chips: int = 1, weight_dtype: str = "bf16",

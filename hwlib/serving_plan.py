@@ -42,15 +42,20 @@ class ServingCurve:
 
 def serving_curve(model: ModelShape, chip: Chip, context_len: int, batches: Number, n_chips: int = 1,
                   weight_dtype: str = "bf16", kv_dtype: str = "bf16", *, usable_fraction: float | None = None,
-                  **options: object) -> ServingCurve:
-    """The latency-throughput curve of decoding at ``context_len``: one inference step per batch in ``batches``.
+                  include_largest: bool = False, **options: object) -> ServingCurve:
+    """The latency-throughput curve of decoding at ``context_len``: one inference step per batch in ``batches``
+    (and, with ``include_largest``, at the largest batch that fits, where it lies among them).
 
     ``options`` go to ``inference_step``; ``usable_fraction`` to ``max_batch``. Chapter "Serving a model".
     """
     sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
-    step = inference_step(model, chip, sizes, context_len, 1, n_chips, weight_dtype, kv_dtype, **options)
     fit = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
     largest = max_batch(model, chip, context_len, n_chips, weight_dtype, kv_dtype, **fit)
+    if not isinstance(include_largest, bool):
+        raise TypeError(f"include_largest must be True or False, got {include_largest!r}")
+    if include_largest and sizes.min() <= largest <= sizes.max():
+        sizes = np.union1d(sizes, [largest])
+    step = inference_step(model, chip, sizes, context_len, 1, n_chips, weight_dtype, kv_dtype, **options)
     return ServingCurve(batches=sizes, time_per_token_s=np.asarray(step.time_s),
                         time_per_token_upper_s=np.asarray(step.time_upper_s),
                         tokens_per_s=np.asarray(step.tokens_per_s),

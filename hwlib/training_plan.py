@@ -7,23 +7,30 @@ arXiv:2104.04473, Sec. 5.1, is the one its Table 1 reports. Chapter "Sharding a 
 
 from __future__ import annotations
 
-from hwlib._checks import positive
+from hwlib._checks import one_of, positive
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
+from hwlib.memory import RECOMPUTE
 from hwlib.parallelism import Mesh, TrainStep, group_time_s, group_topology, split_params, train_step
 
 
-def fsdp_threshold_tokens(model: ModelShape, cluster: Cluster, mesh: Mesh, seq_len: int, dtype: str = "bf16"
-                          ) -> float:
-    """Tokens per chip per step above which FSDP's one all-gather and one reduce-scatter per step hide behind
-    compute: compute grows with the tokens, the traffic does not. Chapter "Sharding a training step"."""
+def fsdp_threshold_tokens(model: ModelShape, cluster: Cluster, mesh: Mesh, seq_len: int, dtype: str = "bf16",
+                          recompute: str = "selective") -> float:
+    """Tokens per chip per step above which FSDP's all-gather and reduce-scatter hide behind compute, when the
+    gathered weights stay for the whole step (one of each per step, as ``train_step`` assumes where they fit):
+    the traffic is fixed, compute grows with the tokens. Chapter "Sharding a training step"."""
     mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=64)")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    one_of("recompute", recompute, RECOMPUTE)
     topology = group_topology(cluster, mesh.fsdp * mesh.cp, mesh.tp, mesh.n_chips)
     dense, experts = split_params(model)
     shard = (dense + experts / mesh.ep) / (mesh.tp * mesh.pp) * 2.0
     traffic = group_time_s("all-gather", shard, topology) + group_time_s("reduce-scatter", shard, topology)
-    per_token = float(model.flops_per_token(int(positive("seq_len", seq_len, integral=True)), training=True))
+    sequence = int(positive("seq_len", seq_len, integral=True))
+    forward = float(model.flops_per_token(sequence))
+    attention = forward - 2.0 * model.matmul_params(active=True)
+    extra = {"none": 0.0, "selective": attention, "full": forward}[recompute]
+    per_token = float(model.flops_per_token(sequence, training=True)) + extra
     return traffic * cluster.chip.peak(dtype) / per_token
 
 
@@ -45,7 +52,8 @@ def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
     model = run.model
     chunks = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
     step = train_step(model, find_cluster(run.cluster_key), mesh, run.global_batch_sequences * run.seq_len,
-                      run.seq_len, recompute=run.recompute, dtype=run.dtype, interleave=chunks, usable_fraction=1.0)
+                      run.seq_len, recompute=run.recompute, dtype=run.dtype, interleave=chunks, usable_fraction=1.0,
+                      causal=run.causal)
     if run.metric == "megatron_tflops":
         flops = megatron_step_flops(run.global_batch_sequences, run.seq_len, model.n_layers, model.d_model,
                                     model.vocab)

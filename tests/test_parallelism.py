@@ -121,3 +121,18 @@ def test_the_new_clusters():
     assert hw.group_topology(v6e, 256, 1, 256).shape == (16, 16)
     with pytest.raises(ValueError, match="not a slice size"):
         hw.group_topology(v6e, 2, 1, 2)
+
+
+def test_megatron_bounds_stay_below_the_peak_when_counted_like_eq_3():
+    peak = hw.chip("A100-80GB").peak("bf16")
+    for run in hw.training_runs():
+        if run.metric == "megatron_tflops":
+            bound, _ = hw.training_run_bound(run)
+            assert bound < peak and run.causal is False
+    llama8 = hw.model("llama-3-8b")
+    causal, full = (hw.train_step(llama8, H100, hw.Mesh(), 4096, 4096, causal=c) for c in (True, False))
+    assert full.compute_time_s > causal.compute_time_s
+    with pytest.raises(TypeError, match="causal must be True or False"):
+        hw.train_step(llama8, H100, hw.Mesh(), 4096, 4096, causal="yes")
+    assert hw.fsdp_threshold_tokens(LLAMA70, H100, hw.Mesh(fsdp=256), 1024, recompute="full") < \
+        hw.fsdp_threshold_tokens(LLAMA70, H100, hw.Mesh(fsdp=256), 1024, recompute="none")

@@ -185,3 +185,17 @@ def test_step_properties(batch, context, new, chips, key):
     assert step.time_s == pytest.approx(max(step.compute_time_s, step.memory_time_s) + step.comm_time_s)
     bigger = hw.inference_step(model, H100, batch + 1, context, new, chips)
     assert bigger.time_s >= step.time_s and bigger.tokens_per_s >= step.tokens_per_s * (1 - 1e-12)
+
+
+def test_memory_bound_context_is_where_the_turn_goes_to_infinity():
+    llama8 = hw.model("llama-3-8b")
+    limit = hw.memory_bound_context(llama8, H100)
+    below, above = hw.compute_bound_batch(llama8, H100, [int(limit) - 1, int(limit) + 1])
+    assert np.isfinite(below) and np.isinf(above)
+    # the criterion without attention's FLOPs and the activations: s KV / beta = 2 P_a / pi
+    rough = 2 * llama8.matmul_params() / H100.peak("bf16") / (llama8.kv_bytes_per_token() / H100.hbm_bytes_per_s)
+    assert 0.8 * limit < rough < 1.2 * limit  # activations and the new token's write add bytes: the limit is lower
+    curve = hw.serving_curve(LLAMA70, H100, 4096, [1, 64, 1024], 8, include_largest=True)
+    largest = hw.max_batch(LLAMA70, H100, 4096, 8)
+    assert largest in curve.batches and curve.fits[list(curve.batches).index(largest)]
+    assert not curve.fits[-1]

@@ -20,7 +20,9 @@ _TORCHTITAN = cite("pytorch/torchtitan, docs/performance.md (commit eaea6f6a), "
 _SELENE = ("A100 80 GB, 8 per node on NVLink/NVSwitch, 'eight NVIDIA Mellanox 200Gbps HDR Infiniband HCAs' per "
            "node; mixed precision, activation recomputation, the interleaved schedule (chunks per stage and "
            "micro-batch not stated: the bound takes one-sequence micro-batches and as many chunks as the layers "
-           "allow, the smallest bubble). Measured teraFLOP/s count Eq. (3), 96 B s l h^2 (1 + s/6h + V/16lh).")
+           "allow, the smallest bubble). Measured teraFLOP/s count Eq. (3), 96 B s l h^2 (1 + s/6h + V/16lh), whose s/6h "
+           "term is the whole score matrix (its appendix counts 4 B s^2 h per layer forward): the bound computes it "
+           "the same way (causal=False).")
 
 # (billion parameters, heads, hidden, layers, tensor parallel, pipeline parallel, GPUs, batch, TFLOP/s per GPU)
 _TABLE1 = (
@@ -50,7 +52,7 @@ RUNS: tuple[TrainingRun, ...] = tuple(
         key=f"megatron-{billions:g}b", source="Megatron-LM, Narayanan et al. 2021, Table 1",
         model=_gpt(billions, heads, hidden, layers), cluster_key="hgx-a100-hdr",
         mesh={"tp": tp, "pp": pp, "dp": gpus // (tp * pp)}, global_batch_sequences=batch,
-        seq_len=int(MEGATRON_SEQ_LEN.value), recompute="full", dtype="bf16", metric="megatron_tflops",
+        seq_len=int(MEGATRON_SEQ_LEN.value), recompute="full", dtype="bf16", metric="megatron_tflops", causal=False,
         measured=_MEGATRON(tflops * 1e12, "FLOP/s",
                            f"| {billions:g} | {heads} | {hidden} | {layers} | {tp} | {pp} | {gpus} | {batch} | "
                            f"{tflops} |"),

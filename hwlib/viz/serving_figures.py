@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.ticker import FormatStrFormatter, LogLocator, NullLocator
 
 from hwlib._checks import positive
 from hwlib.data.records import Chip, ModelShape, require, require_chip
@@ -57,9 +58,10 @@ def plot_latency_throughput(model: ModelShape, systems: Sequence[tuple[Chip, int
     if not len(systems):
         raise ValueError("systems must list at least one (chip, n_chips, precision)")
     sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
-    ax = new_axes(ax, (7.0, 4.4))
+    ax = new_axes(ax, (7.0, 5.2))
     for colour, (chip, n_chips, precision) in zip(PALETTE, systems):
-        curve = serving_curve(model, require_chip(chip), context_len, sizes, n_chips, **_precision(precision))
+        curve = serving_curve(model, require_chip(chip), context_len, sizes, n_chips, include_largest=True,
+                              **_precision(precision))
         shown = curve.fits
         if not shown.any():
             continue
@@ -68,8 +70,11 @@ def plot_latency_throughput(model: ModelShape, systems: Sequence[tuple[Chip, int
                 label=f"{n_chips} x {chip.label}, {precision}: up to batch {curve.batches[shown][-1]:,}")
         ax.annotate(f"{curve.batches[shown][-1]:,}", (x[-1], y[-1]), textcoords="offset points",
                     xytext=(4, 2), fontsize=7.5, color=colour)
-    ax.set(xscale="log", yscale="log", xlabel="time per output token, lower bound (ms)",
-           ylabel="output tokens/s per chip, upper bound",
+    ax.set(xscale="log", yscale="log", xlabel="time per output token, the model's (ms)",
+           ylabel="output tokens/s per chip, the model's",
            title=f"{model.name}, {context_len:,}-token context: batch 1 (left) to the largest that fits")
-    ax.legend(loc="lower right", fontsize=7.5)
+    ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
+    ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
+    ax.xaxis.set_minor_locator(NullLocator())
+    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=7.5, frameon=False)
     return ax

@@ -308,7 +308,8 @@ def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFram
     bounds = [serving_run_bound(run).tokens_per_s for run in runs]
     measured = [run.tokens_per_s.value for run in runs]
     lengths = [f"{run.input_len:,} / {run.output_len:,.0f}" if run.input_len is not None
-               else f"not stated / {run.output_len:,.0f} (mean)" if run.output_len is not None else "not stated"
+               else f"prompt not stated; answer {run.output_len:,.0f} on average" if run.output_len is not None
+               else "not stated"
                for run in runs]
     return pd.DataFrame({
         "model, precision, tensor parallel": [f"{find_model(run.model_key).name}, {run.precision}, "

@@ -16,7 +16,7 @@ from hwlib.viz.style import PALETTE, new_axes
 def plot_step_breakdown(steps: Sequence[TrainStep], labels: Sequence[str] | None = None, *,
                         ax: plt.Axes | None = None) -> plt.Axes:
     """Horizontal stacked bars, one per step: compute, pipeline bubble and each collective's exposed time (s),
-    with the MFU at the end of each bar; steps that do not fit are hatched."""
+    with the MFU at the end of each bar; steps that do not fit are hatched and say so."""
     if not len(steps) or not all(isinstance(step, TrainStep) for step in steps):
         raise TypeError(f"steps must be a non-empty sequence of TrainStep results of hw.train_step, got {steps!r}")
     names = [str(step.mesh) for step in steps] if labels is None else list(labels)
@@ -27,13 +27,16 @@ def plot_step_breakdown(steps: Sequence[TrainStep], labels: Sequence[str] | None
     left = np.zeros(len(steps))
     shown = [name for name in STEP_PARTS if any(s.parts_s[name] > 0 for s in steps)]
     colours = dict(zip(STEP_PARTS, ("#999999", "#DDDDDD", *PALETTE)))
+    hatches = ["" if step.fits else "///" for step in steps]
     for name in shown:
         widths = np.array([s.parts_s[name] for s in steps])
-        ax.barh(rows, widths, left=left, color=colours[name], label=name, height=0.6,
-                hatch=None, edgecolor="white", linewidth=0.5)
+        bars = ax.barh(rows, widths, left=left, color=colours[name], label=name, height=0.6, edgecolor="white",
+                       linewidth=0.5)
+        for bar, hatch in zip(bars, hatches):
+            bar.set_hatch(hatch)
         left += widths
     for row, step, end in zip(rows, steps, left):
-        note = f"MFU {100 * step.mfu:.0f} %" + ("" if step.fits else ", does not fit")
+        note = f"MFU {100 * step.mfu:.0f} %" if step.fits else "does not fit"
         ax.annotate(note, (end, row), textcoords="offset points", xytext=(4, -3), fontsize=8)
     ax.set_yticks(rows, names, fontsize=8)
     ax.set(xlabel="time of one step (s)", xlim=(0, left.max() * 1.3))

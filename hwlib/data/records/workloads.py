@@ -120,7 +120,8 @@ class TrainingRun:
     ``seq_len`` tokens. ``measured`` is a Sourced value in the ``metric`` the run reports:
     "megatron_tflops" (teraFLOP/s per GPU counted by Narayanan et al.'s Eq. 3, which includes the
     recomputed forward), "mfu" (model FLOPs utilization) or "tokens_per_s_per_chip". ``dtype`` is the
-    matmuls' peak the bound uses. Chapter "Sharding a training step".
+    matmuls' peak the bound uses; ``causal`` False where the run's kernels computed the whole score matrix.
+    Chapter "Sharding a training step".
     """
 
     key: str
@@ -134,6 +135,7 @@ class TrainingRun:
     dtype: str
     metric: str
     measured: object
+    causal: bool = True
     note: str = ""
 
     def __post_init__(self) -> None:
