@@ -8,7 +8,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WEB := web/static/vendor/.copied
 
-.PHONY: book test strict-book clean
+.PHONY: book test strict-book lab clean
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -45,6 +45,14 @@ test: $(STAMP)
 strict-book: $(STAMP) $(WEB)
 	rm -rf _build
 	$(BIN)/jupyter-book build . --builder html --all -W -n --keep-going
+
+# The chapters as notebooks in JupyterLab, with a live kernel for the explorers: jupytext's notebook viewer is
+# made the default for MyST Markdown files (a settings override inside .venv, nothing outside it).
+LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+lab: $(STAMP)
+	mkdir -p $(dir $(LAB_OVERRIDES))
+	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_OVERRIDES)
+	$(BIN)/jupyter lab --notebook-dir=. book/intro.md
 
 clean:
 	rm -rf _build

@@ -140,6 +140,9 @@ def test_widgets_render_from_saved_state(visit):
     pictures = visit.page.locator(".jupyter-widgets img")
     for index in range(pictures.count()):
         assert pictures.nth(index).evaluate("i => i.complete && i.naturalWidth > 0")
+    # an explorer on a static page says that its controls do not recompute, and how to run it live
+    notes = visit.page.locator(".jupyter-widgets", has_text="the controls do not recompute").count()
+    assert notes > 0 and visit.page.get_by_text("make lab").count() > 0
 
 
 def test_glued_numbers_are_present(visit):

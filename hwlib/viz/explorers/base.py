@@ -31,6 +31,21 @@ from hwlib.data.records import ENERGY_FIELDS, Chip, require_chips
 from hwlib.viz.style import STYLE
 
 _UNSET = object()
+SAVED_STATE_NOTE = ("<small><i>This figure and summary show the state saved when the page was built; on a static "
+                    "page the controls do not recompute. To explore, run the chapter in a kernel: <code>make lab</code> "
+                    "in the repository opens every chapter as a notebook.</i></small>")
+"""What an explorer says until a control moves (all a static page ever shows)."""
+LIVE_NOTE = "<small><i>Live: every change recomputes the figure and the summary.</i></small>"
+"""What it says once a control has moved in a running kernel."""
+
+
+def _wrapping(widget: widgets.Widget) -> widgets.Widget:
+    """``widget`` with every row of controls allowed to wrap onto the next line (narrow screens)."""
+    if isinstance(widget, widgets.HBox):
+        widget.layout.flex_flow = "row wrap"
+    for child in getattr(widget, "children", ()):
+        _wrapping(child)
+    return widget
 
 
 def png_bytes(canvas: FigureCanvasAgg) -> bytes:
@@ -127,8 +142,9 @@ class Explorer:
             artist.set_animated(True)
         for control in self.controls:
             control.observe(self.update, names="value")
+        self.banner = widgets.HTML(SAVED_STATE_NOTE, layout=widgets.Layout(margin="0 0 6px 0"))
         self.update()
-        self.widget = self.arrange()
+        self.widget = widgets.VBox([self.banner, _wrapping(self.arrange())])
 
     # --- what subclasses provide ------------------------------------------------------------
 
@@ -186,6 +202,8 @@ class Explorer:
                     artist.axes.draw_artist(artist)
         self.summary.value = summary
         self.image.value = png_bytes(self._canvas)
+        if change is not None:  # a control moved: a kernel is running, so the figure is live
+            self.banner.value = LIVE_NOTE
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
         return self.widget._repr_mimebundle_(**kwargs)
