@@ -31,6 +31,8 @@ from hwlib.units import (
     format_bytes_per_s,
     format_flops,
     format_flops_per_s,
+    format_number,
+    format_quantity,
     format_seconds,
 )
 from hwlib.data import (

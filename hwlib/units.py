@@ -9,6 +9,8 @@ Explained in the chapter "Introduction" (conventions) and used by every chapter.
 
 from __future__ import annotations
 
+import math
+
 from types import MappingProxyType
 
 from hwlib._checks import as_real_array, one_of, scalar_or_array, Number
@@ -53,6 +55,10 @@ def convert_bytes(n_bytes: Number, unit: str) -> Number:
 
 _SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 _BINARY_PREFIXES = ((TiB, "Ti"), (GiB, "Gi"), (MiB, "Mi"), (KiB, "Ki"), (1.0, ""))
+_SMALL_PREFIXES = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"), (1e-18, "a"))
+COUNT_UNITS = ("1", "tokens", "parameters", "chips", "links", "sequences", "elements", "steps", "B/parameter",
+               "tokens/s", "FLOP/B")
+"""Units ``format_quantity`` writes as plain numbers, not with an SI prefix."""
 
 
 def _format(value: object, name: str, unit: str, prefixes: tuple, digits: int) -> str:
@@ -91,3 +97,28 @@ def format_seconds(seconds: float, *, digits: int = 3) -> str:
         if value >= scale:
             return f"{value / scale:.{digits}g} {unit}"
     return f"{value / 1e-9:.{digits}g} ns"
+
+
+def format_number(value: float, digits: int = 3) -> str:
+    """A number for people: ``digits`` significant figures, thousands separators, never an exponent
+    ('65,500', '3.14', '0.0123'). Used by the chapters' tables."""
+    number = float(as_real_array("value", value))
+    if number == 0 or number != number or abs(number) == float("inf"):
+        return f"{number:g}"
+    magnitude = math.floor(math.log10(abs(number)))
+    if magnitude >= digits - 1:
+        return f"{round(number, digits - 1 - magnitude):,.0f}"
+    return f"{number:,.{digits - 1 - magnitude}f}".rstrip("0").rstrip(".")
+
+
+def format_quantity(value: float, unit: str, digits: int = 3) -> str:
+    """A value in an SI unit with a decimal prefix ('819 GB/s', '100 fJ/bit/mm'); counts stay plain numbers
+    ('70.6 billion parameters', '8 links'). Used where records print themselves."""
+    number = float(as_real_array("value", value, minimum=0.0))
+    if unit in COUNT_UNITS:
+        shown = f"{number / 1e9:.{digits}g} billion" if number >= 1e9 else format_number(number, digits)
+        return shown if unit == "1" else f"{shown} {unit}"
+    if 0 < number < 1:
+        scale, prefix = next(((s, p) for s, p in _SMALL_PREFIXES if number >= s), _SMALL_PREFIXES[-1])
+        return f"{number / scale:.{digits}g} {prefix}{unit}"
+    return _format(number, "value", unit, _SI_PREFIXES, digits)

@@ -67,3 +67,16 @@ def test_formatting_names_the_prefix():
 def test_bad_input_names_the_parameter(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_numbers_for_people_never_use_an_exponent():
+    assert [hw.format_number(x) for x in (65536, 3.14159, 0.012345, 8.55208e10, -1234.5, 0)] == [
+        "65,500", "3.14", "0.0123", "85,500,000,000", "-1,230", "0"]
+    assert hw.format_number(65536, 5) == "65,536"
+    assert hw.format_quantity(819e9, "B/s") == "819 GB/s"
+    assert hw.format_quantity(100e-15, "J/bit/mm") == "100 fJ/bit/mm"
+    assert hw.format_quantity(70.6e9, "parameters") == "70.6 billion parameters"
+    assert hw.format_quantity(6, "links") == "6 links"
+    assert "e+" not in str(hw.chip("v5e").hbm_bandwidth) and str(hw.chip("v5e").hbm_bandwidth).startswith("819 GB/s")
+    with pytest.raises(ValueError, match="value must not be NaN"):
+        hw.format_number(float("nan"))

@@ -46,7 +46,7 @@ from hwlib.roofline import ridge_point
 from hwlib.training_plan import plan_meshes, training_run_bound
 from hwlib.serving_plan import max_mean_prompt, serving_run_bound
 from hwlib.training import regime_steps
-from hwlib.units import GB, GiB, MiB, TERA
+from hwlib.units import GB, GiB, MiB, TERA, format_quantity
 
 
 def printed_capacity(chip: Chip) -> str:
@@ -81,8 +81,8 @@ def provenance_table(chip: Chip) -> pd.DataFrame:
 
     The hardware appendix.
     """
-    rows = [{"field": name, "value": q.value, "unit": q.unit, "quoted": q.quoted, "source": q.source,
-             "read on": q.read_on, "note": q.note}
+    rows = [{"field": name, "value": q.value, "as a number": format_quantity(q.value, q.unit), "quoted": q.quoted,
+             "source": q.source, "read on": q.read_on, "note": q.note}
             for name, q in require_chip(chip).sourced_values().items()]
     return pd.DataFrame(rows).set_index("field")
 

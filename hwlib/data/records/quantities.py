@@ -9,6 +9,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from hwlib.units import format_quantity
+
 READ_ON = "2026-11-30"
 """The date the sources of this edition were read (pages as stored that day)."""
 
@@ -40,7 +42,7 @@ class Sourced:
 
     def __str__(self) -> str:
         quoted = f" (quoted as {self.quoted!r})" if self.quoted else ""
-        return f"{self.value:g} {self.unit}{quoted} [{self.source}, read {self.read_on}]"
+        return f"{format_quantity(self.value, self.unit)}{quoted} [{self.source}, read {self.read_on}]"
 
 
 def cite(source: str, read_on: str = READ_ON) -> Callable[..., Sourced]:
