@@ -37,7 +37,7 @@ _LINK_NOTE = ("One direction of one link. An older revision of the book's table 
 
 def _ici(links: int, one_way: float) -> dict[str, Sourced]:
     return {"ici_links": _SCALING_BOOK(float(links), "links", f"nearest {links} neighbors", _LINKS_NOTE),
-            "ici_link_bandwidth": _SCALING_BOOK(one_way, "B/s", f"{one_way:.2g}", _LINK_NOTE)}
+            "ici_link_bandwidth": _SCALING_BOOK(one_way, "B/s", f"{one_way:.2g}".replace("e+", "e"), _LINK_NOTE)}
 
 
 _VMEM_NOTE = ("Per TensorCore, as the file states ('all specs ... are per TensorCore' on "
