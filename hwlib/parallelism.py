@@ -30,12 +30,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hwlib._checks import one_of, positive
+from hwlib._checks import one_of, positive, whole_count
 from hwlib.collectives import collective_time_s, hierarchy, switch, torus
 from hwlib.data import deployment, doc000
-from hwlib.data.literature import ICI_HOP_LATENCY
+from hwlib.data.literature import ICI_HOP_LATENCY, TORUS_WRAPAROUND_CHIPS
 from hwlib.data.records import Cluster, ModelShape, TrainingRecipe, require
 from hwlib.memory import RECOMPUTE, activation_bytes, logits_bytes, training_state_breakdown, usable_bytes
+from hwlib.units import dtype_bytes
 
 AXES = ("tp", "cp", "fsdp", "dp", "pp")
 """Mesh axes from innermost (fastest links) to outermost; ``ep`` reuses the data-parallel ranks."""
@@ -128,6 +129,9 @@ def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int) -> ob
     TPU slices: a sub-torus of the slice's shape (``hw.deployment``), its axes in layout order.
     Chapter "Sharding a training step".
     """
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    size, stride, n_chips = (whole_count(name, value) for name, value in
+                             (("size", size), ("stride", stride), ("n_chips", n_chips)))
     if size == 1:
         return None
     node = cluster.node_fabric
@@ -159,7 +163,7 @@ def _sub_torus(cluster: Cluster, size: int, stride: int, n_chips: int) -> object
     group spans all of it and the slice has wraparound: 3D slices of a full 4x4x4 cube and larger, per the
     scaling book; 2D (v5e, v6e) slices are taken without (no source states theirs)."""
     shape = _slice_shape(cluster, n_chips)
-    wraps = n_chips >= 64 and len(shape) == 3
+    wraps = n_chips >= TORUS_WRAPAROUND_CHIPS.value and len(shape) == 3
     factors = [(axis, prime) for axis, length in enumerate(shape) for prime in _primes(length)]
     taken, product, index = {}, 1, 0
     while product < stride:  # the inner groups' factors
@@ -257,7 +261,7 @@ def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tok
     shards = mesh.fsdp * mesh.cp  # ZeRO-3 shards the state over the context-parallel ranks too (torchtitan, Megatron)
     shard_group = group_topology(cluster, shards, mesh.tp, count)
     ep_topology = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count) if mesh.ep > 1 else None
-    element = 2.0  # bf16 weights, gradients and activations on the wire
+    element = dtype_bytes("bf16")  # weights, gradients and activations on the wire
     dense_params, expert_params = split_params(model)
     local_params = (dense_params + expert_params / mesh.ep) / (mesh.tp * mesh.pp)
     layers_per_stage = model.n_layers / mesh.pp

@@ -113,8 +113,9 @@ def kv_copies(model: ModelShape, n_chips: int) -> float:
 
     Each chip keeps ceil(n_kv_heads / n_chips) whole heads. Chapter "Serving a model".
     """
-    heads = model.n_kv_heads
-    return n_chips * -(-heads // n_chips) / heads
+    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
+    count, heads = whole_count("n_chips", n_chips), model.n_kv_heads
+    return count * -(-heads // count) / heads
 
 
 def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Number, new_tokens: Number = 1,

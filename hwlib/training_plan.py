@@ -7,7 +7,7 @@ arXiv:2104.04473, Sec. 5.1, is the one its Table 1 reports. Chapter "Sharding a 
 
 from __future__ import annotations
 
-from hwlib._checks import one_of, positive
+from hwlib._checks import one_of, positive, whole_count
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.memory import RECOMPUTE
@@ -19,6 +19,7 @@ def fsdp_threshold_tokens(model: ModelShape, cluster: Cluster, mesh: Mesh, seq_l
     """Tokens per chip per step above which FSDP's all-gather and reduce-scatter hide behind compute, when the
     gathered weights stay for the whole step (one of each per step, as ``train_step`` assumes where they fit):
     the traffic is fixed, compute grows with the tokens. Chapter "Sharding a training step"."""
+    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=64)")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     one_of("recompute", recompute, RECOMPUTE)
@@ -37,6 +38,8 @@ def fsdp_threshold_tokens(model: ModelShape, cluster: Cluster, mesh: Mesh, seq_l
 def megatron_step_flops(batch: float, seq_len: float, n_layers: float, d: float, vocab: float) -> float:
     """FLOPs of one step as Narayanan et al. 2021 count them (Eq. 3), the recomputed forward included:
     96 B s l h^2 (1 + s / 6h + V / 16 l h). Chapter "Sharding a training step"."""
+    batch, seq_len, n_layers, d, vocab = (float(positive(name, value)) for name, value in (
+        ("batch", batch), ("seq_len", seq_len), ("n_layers", n_layers), ("d", d), ("vocab", vocab)))
     return 96.0 * batch * seq_len * n_layers * d**2 * (1.0 + seq_len / (6.0 * d) + vocab / (16.0 * n_layers * d))
 
 
@@ -63,21 +66,27 @@ def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
     return step.tokens_per_s / mesh.n_chips, step
 
 
+CONTEXT_PARALLEL_FROM_TOKENS = 16384
+"""The planner tries context parallelism only for sequences this long (shorter ones fit a chip's attention)."""
+
+
 def _powers_of_two(limit: int) -> list[int]:
     return [2**k for k in range(int(limit).bit_length()) if 2**k <= limit]
 
 
 def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len: int) -> list[Mesh]:
     """Every mesh of ``n_chips`` with power-of-two degrees: tp within one node and dividing the heads, pp up
-    to the layers, cp only for sequences of 16K tokens or more, ep for a mixture of experts, the rest split
+    to the layers, cp only for sequences of ``CONTEXT_PARALLEL_FROM_TOKENS`` or more, ep for a mixture of experts, the rest split
     between fsdp and dp. Chapter "Sharding a training step"."""
+    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
-    count = int(positive("n_chips", n_chips, integral=True))
+    count = whole_count("n_chips", n_chips)
+    sequence = int(positive("seq_len", seq_len, integral=True))
     node = cluster.node_size or count
     meshes = []
     for tp in _powers_of_two(min(node, count)):
         for pp in _powers_of_two(min(model.n_layers, count // tp)):
-            for cp in _powers_of_two(count // (tp * pp)) if seq_len >= 16384 else [1]:
+            for cp in _powers_of_two(count // (tp * pp)) if sequence >= CONTEXT_PARALLEL_FROM_TOKENS else [1]:
                 rest = count // (tp * pp * cp)
                 if tp * pp * cp * rest != count:
                     continue

@@ -103,6 +103,15 @@ def test_planner_lists_every_mesh_with_a_reason():
      "needs a mixture-of-experts"),
     (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(dp=2), 4 * 4096, 4096, micro_batch_tokens=1000), ValueError,
      "must be whole sequences"),
+    (lambda: hw.group_topology("hgx", 8, 1, 64), TypeError, "cluster must be a Cluster"),
+    (lambda: hw.group_topology(H100, 8.5, 1, 64), ValueError, "size must be a whole number"),
+    (lambda: hw.group_topology(H100, 8, 1, [64]), TypeError, "n_chips must be one whole number"),
+    (lambda: hw.candidate_meshes(LLAMA70, H100, 256, "8192"), TypeError, "seq_len must be a real number"),
+    (lambda: hw.candidate_meshes("llama", H100, 256, 8192), TypeError, "model must be a ModelShape"),
+    (lambda: hw.megatron_step_flops(512, 2048, 24, -1, 51200), ValueError, "d must be > 0"),
+    (lambda: hw.fsdp_threshold_tokens("llama", H100, hw.Mesh(fsdp=8), 4096), TypeError, "model must be a ModelShape"),
+    (lambda: hw.kv_copies(LLAMA70, 0), ValueError, "n_chips must be > 0"),
+    (lambda: hw.kv_copies("llama", 8), TypeError, "model must be a ModelShape"),
 ])
 def test_bad_input_is_named(call, error, words):
     with pytest.raises(error, match=words):

@@ -139,3 +139,11 @@ NET_RING_STEP_LATENCY = cite(
     "NCCL's model of one ring step over the network (InfiniBand or RoCE) with its LL protocol (14 us with Simple); "
     "NCCL adds a CPU post overhead of 1 to 2 us per step on top, not counted here.")
 """NCCL's latency of one ring step over the network between nodes (s), small messages."""
+
+TORUS_WRAPAROUND_CHIPS = cite(
+    "Austin et al., 'How to Scale Your Model', Google DeepMind (2025), TPUs, "
+    "https://jax-ml.github.io/scaling-book/tpus/ (jax-ml/scaling-book, tpus.md, commit 04d8de58)")(
+    64, "chips", "A 4x4x4 or 4x4x8 will still have wraparounds along all axes provided by optical switches",
+    "And 'a 2x2x4 won't have any wraparounds': 3D slices (v4, v5p) of a full 4x4x4 cube or more wrap around on "
+    "every axis, smaller ones on none.")
+"""The smallest 3D TPU slice (chips) whose torus axes all wrap around."""

@@ -39,6 +39,16 @@ _PER_DIRECTION = ("Line rate per port, per direction (full duplex); bits/s divid
                   "and protocol headers leave a few per cent less for data.")
 _NODE_8 = "8 GPUs joined by NVSwitch in one HGX/DGX node; beyond it traffic leaves over the NICs."
 
+def _ici_2d(chip_key: str, label: str, page: object) -> Fabric:
+    """A v5e or v6e pod's ICI: the chip's interconnect total over its four ports, a 256-chip 2D torus."""
+    return Fabric(key=f"ici-{chip_key}", name=f"{label} ICI", kind="scale-up", source="vendor",
+                  bandwidth=_CHIP[chip_key].interconnect, directions=2,
+                  domain_size=page(256, "chips", "TPU Pod size | 256 chips",
+                                   f"A {chip_key} pod: a 16x16 2D torus ('Interconnect topology | 2D torus')."),
+                  chip_keys=(chip_key,), aliases=(f"ICI {chip_key}", f"{chip_key} ICI"), latency=ICI_HOP_LATENCY,
+                  note="Per chip over its four ICI ports ('ICI ports per chip | 4'), both directions summed.")
+
+
 FABRICS: tuple[Fabric, ...] = (
     Fabric(key="nvlink3", name="NVLink 3 (A100)", kind="scale-up", source="vendor",
            bandwidth=_CHIP["a100-80gb"].interconnect, directions=2,
@@ -83,18 +93,8 @@ FABRICS: tuple[Fabric, ...] = (
                                "torus ('can be configured as a 3D torus')."),
            chip_keys=("v4",), aliases=("ICI v4", "v4 ICI"), latency=ICI_HOP_LATENCY,
            note="Per chip over its six ICI links, both directions summed."),
-    Fabric(key="ici-v5e", name="TPU v5e ICI", kind="scale-up", source="vendor",
-           bandwidth=_CHIP["v5e"].interconnect, directions=2,
-           domain_size=_TPU_V5E(256, "chips", "TPU Pod size | 256 chips",
-                                "A v5e pod: a 16x16 2D torus ('Interconnect topology | 2D torus')."),
-           chip_keys=("v5e",), aliases=("ICI v5e", "v5e ICI"), latency=ICI_HOP_LATENCY,
-           note="Per chip over its four ICI ports ('ICI ports per chip | 4'), both directions summed."),
-    Fabric(key="ici-v6e", name="TPU v6e ICI", kind="scale-up", source="vendor",
-           bandwidth=_CHIP["v6e"].interconnect, directions=2,
-           domain_size=_TPU_V6E(256, "chips", "TPU Pod size | 256 chips",
-                                "A v6e pod: a 16x16 2D torus ('Interconnect topology | 2D torus')."),
-           chip_keys=("v6e",), aliases=("ICI v6e", "v6e ICI"), latency=ICI_HOP_LATENCY,
-           note="Per chip over its four ICI ports, both directions summed."),
+    *(_ici_2d(key, label, cite_page) for key, label, cite_page in (("v5e", "TPU v5e", _TPU_V5E),
+                                                                   ("v6e", "TPU v6e", _TPU_V6E))),
     Fabric(key="nvlink5-nvl72", name="NVLink 5 (GB200 NVL72)", kind="scale-up", source="vendor",
            bandwidth=_CHIP["b200"].interconnect, directions=2,
            domain_size=_NVL72(72, "chips", "72 Blackwell GPUs and 36 Grace CPUs ... joined into one NVLink domain",

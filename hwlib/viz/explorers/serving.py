@@ -12,14 +12,13 @@ import numpy as np
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullLocator
 
 from hwlib.data import chip as find_chip
-from hwlib.data import chips as all_chips
-from hwlib.data import deployments
 from hwlib.data import model as find_model
 from hwlib.data import models as all_models
 from hwlib.data.records import Chip, ModelShape
 from hwlib.serving import PRECISIONS, compute_bound_batch, max_batch, time_to_first_token_s
 from hwlib.serving_plan import serving_curve, serving_name, tensor_parallel_sizes
 from hwlib.units import format_seconds
+from hwlib.viz.explorers.memory import deployable_chips
 from hwlib.viz.explorers.base import (
     Explorer,
     choose,
@@ -43,11 +42,6 @@ def servable_models() -> tuple[ModelShape, ...]:
                  and (m.d_ff or m.d_ff_expert))
 
 
-def _sold_chips() -> tuple[Chip, ...]:
-    keys = {key for plan in deployments() for key in plan.chip_keys}
-    return tuple(record for record in all_chips() if record.key in keys)
-
-
 class ServingExplorer(Explorer):
     """Model, chip, chips, precision, context and batch -> the latency-throughput curve and one point on it.
 
@@ -65,7 +59,7 @@ class ServingExplorer(Explorer):
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
                  n_chips: int = 8, precision: str = "bf16", context_len: int = CONTEXTS[3], batch: int = 32) -> None:
-        chip_records = _sold_chips() if chips is None else records_of("chips", chips, Chip)
+        chip_records = deployable_chips() if chips is None else records_of("chips", chips, Chip)
         chip = default_record(find_chip("H100-SXM"), chip_records) if chip is None else chip
         choose("chip", chip, chip_records, Chip, "hw.chip('H100-SXM')")
         model_records = servable_models() if models is None else records_of("models", models, ModelShape)

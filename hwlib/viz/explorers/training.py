@@ -29,10 +29,6 @@ _LAYOUT = {"width": "300px"}
 _STYLE = {"description_width": "110px"}
 
 
-def step_total_s(step: object) -> float:
-    return step.time_s
-
-
 def _nice_ceiling(value: float) -> float:
     """The next 1, 2 or 5 times a power of ten above ``value`` (the bar's axis changes only in those steps)."""
     power = 10.0 ** np.floor(np.log10(max(value, 1e-9)))
@@ -107,7 +103,7 @@ class TrainingExplorer(Explorer):
     def background_key(self) -> tuple:
         self._current = self._step()
         step = self._current[0]
-        total = step_total_s(step) if step is not None else 1.0
+        total = step.time_s if step is not None else 1.0
         return (_nice_ceiling(total),)
 
     def draw_background(self) -> None:
