@@ -33,6 +33,20 @@ MLPERF_LLAMA2_MAX_TOKENS = cite(
 """The longest prompt (and answer) in MLPerf's Llama 2 70B dataset (tokens)."""
 
 
+_FP8 = dict(weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8")
+_FP4_FP8_KV = dict(weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4")
+_BF16 = dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16")
+
+
+def _trtllm(key: str, system: str, chip_key: str, n_chips: int, model_key: str, precision: str, dtypes: dict,
+            tokens_per_s: float, quoted: str, lengths: tuple[int, int], note: str) -> ServingRun:
+    """One row of TensorRT-LLM's overview: fixed lengths, all requests queued at once, tensor parallel over all."""
+    return ServingRun(key=key, source="TensorRT-LLM performance overview", system=system, chip_key=chip_key,
+                      n_chips=n_chips, tensor_parallel=n_chips, model_key=model_key, precision=precision, **dtypes,
+                      scenario="max throughput", tokens_per_s=cite(_TRTLLM)(tokens_per_s, "tokens/s", quoted),
+                      input_len=lengths[0], output_len=lengths[1], note=note + " " + _TRT_METHOD)
+
+
 def _mlperf(path: str, repo: str, value: float, quoted: str) -> object:
     return cite(f"{repo}, {path}")(value, "tokens/s", quoted)
 
@@ -41,7 +55,7 @@ RUNS: tuple[ServingRun, ...] = (
     ServingRun(
         key="mlperf41-h100x8-llama2-70b", source="MLPerf Inference v4.1, NVIDIA", system="DGX H100 (8 x H100-SXM)",
         chip_key="h100-sxm", n_chips=8, tensor_parallel=2, model_key="llama-2-70b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="Offline",
+        **_FP8, scenario="Offline",
         tokens_per_s=_mlperf("closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Offline/"
                              "performance/run_1/mlperf_log_summary.txt", _V41, 24524.9, "Tokens per second: 24524.9"),
         input_len=None, output_len=24524.9 / 84.4792, batch=896,
@@ -51,7 +65,7 @@ RUNS: tuple[ServingRun, ...] = (
     ServingRun(
         key="mlperf41-h200x8-llama2-70b", source="MLPerf Inference v4.1, NVIDIA", system="8 x H200-SXM-141GB",
         chip_key="h200", n_chips=8, tensor_parallel=1, model_key="llama-2-70b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="Offline",
+        **_FP8, scenario="Offline",
         tokens_per_s=_mlperf("closed/NVIDIA/results/H200-SXM-141GBx8_TRT/llama2-70b-99/Offline/performance/"
                              "run_1/mlperf_log_summary.txt", _V41, 31302.7, "Tokens per second: 31302.7"),
         input_len=None, output_len=31302.7 / 107.477, batch=806,
@@ -60,7 +74,7 @@ RUNS: tuple[ServingRun, ...] = (
     ServingRun(
         key="mlperf50-h100x8-llama2-70b", source="MLPerf Inference v5.0, NVIDIA", system="DGX H100 (8 x H100-SXM)",
         chip_key="h100-sxm", n_chips=8, tensor_parallel=1, model_key="llama-2-70b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="Offline",
+        **_FP8, scenario="Offline",
         tokens_per_s=_mlperf("closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99/Offline/"
                              "performance/run_1/mlperf_log_summary.txt", _V50, 31306.8, "Tokens per second: 31306.8"),
         input_len=None, output_len=31306.8 / 107.256,
@@ -70,7 +84,7 @@ RUNS: tuple[ServingRun, ...] = (
     ServingRun(
         key="mlperf50-b200x8-llama2-70b", source="MLPerf Inference v5.0, NVIDIA", system="DGX B200 (8 x B200)",
         chip_key="b200", n_chips=8, tensor_parallel=1, model_key="llama-2-70b", precision="FP4, FP8 KV cache",
-        weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4", scenario="Offline",
+        **_FP4_FP8_KV, scenario="Offline",
         tokens_per_s=_mlperf("closed/NVIDIA/results/B200-SXM-180GBx8_TRT/llama2-70b-99.9/Offline/performance/"
                              "run_1/mlperf_log_summary.txt", _V50, 98858.0, "Tokens per second: 98858"),
         input_len=None, output_len=98858.0 / 363.895, batch=2048,
@@ -80,8 +94,7 @@ RUNS: tuple[ServingRun, ...] = (
     ServingRun(
         key="mlperf41-mi300x8-llama2-70b", source="MLPerf Inference v4.1, AMD",
         system="8 x MI300X (2 x EPYC 9374F), vLLM", chip_key="mi300x", n_chips=8, tensor_parallel=1,
-        model_key="llama-2-70b", precision="FP8 weights, activations and KV cache", weight_dtype="fp8",
-        kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="Offline",
+        model_key="llama-2-70b", precision="FP8 weights, activations and KV cache", **_FP8, scenario="Offline",
         tokens_per_s=_mlperf("closed/AMD/results/8xMI300X_2xEPYC-9374F/llama2-70b-99/Offline/performance/run_1/"
                              "mlperf_log_summary.txt", _V41, 23514.8, "Tokens per second: 23514.8"),
         input_len=None, output_len=23514.8 / 80.15,
@@ -90,7 +103,7 @@ RUNS: tuple[ServingRun, ...] = (
     ServingRun(
         key="mlperf41-h100x8-mixtral", source="MLPerf Inference v4.1, NVIDIA", system="DGX H100 (8 x H100-SXM)",
         chip_key="h100-sxm", n_chips=8, tensor_parallel=1, model_key="mixtral-8x7b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="Offline",
+        **_FP8, scenario="Offline",
         tokens_per_s=_mlperf("closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/mixtral-8x7b/Offline/performance/"
                              "run_1/mlperf_log_summary.txt", _V41, 52415.9, "Tokens per second: 52415.9"),
         input_len=None, output_len=52415.9 / 359.173, batch=896,
@@ -98,54 +111,31 @@ RUNS: tuple[ServingRun, ...] = (
         "closed/GigaComputing/configs/mixtral-8x7b/Offline/__init__.py); KV dtype not stated, fp8 assumed. "
         "Dataset: OpenOrca, GSM8K and MBXP, 5,000 samples each; reference mean output 144.84 tokens; mean "
         "prompt not stated."),
-    ServingRun(
-        key="trtllm-h100-llama31-8b-1000", source="TensorRT-LLM performance overview", system="1 x H100-SXM",
-        chip_key="h100-sxm", n_chips=1, tensor_parallel=1, model_key="llama-3-8b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="max throughput",
-        tokens_per_s=cite(_TRTLLM)(15220.0, "tokens/s", "| 1000/1000 | 17,744 | 15,220 |"),
-        input_len=1000, output_len=1000,
-        note="nvidia/Llama-3.1-8B-Instruct-FP8 (Llama 3 8B's architecture). " + _TRT_METHOD),
-    ServingRun(
-        key="trtllm-h200-llama31-8b-2048", source="TensorRT-LLM performance overview", system="1 x H200",
-        chip_key="h200", n_chips=1, tensor_parallel=1, model_key="llama-3-8b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="max throughput",
-        tokens_per_s=cite(_TRTLLM)(12194.0, "tokens/s", "| 2048/2048 | 12,194 | 9,305 |"),
-        input_len=2048, output_len=2048, note="Llama 3.1 8B FP8. " + _TRT_METHOD),
-    ServingRun(
-        key="trtllm-h100x2-llama33-70b-1000", source="TensorRT-LLM performance overview", system="2 x H100-SXM",
-        chip_key="h100-sxm", n_chips=2, tensor_parallel=2, model_key="llama-3-70b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="max throughput",
-        tokens_per_s=cite(_TRTLLM)(4205.0, "tokens/s", "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |"),
-        input_len=1000, output_len=1000, note="Llama 3.3 70B (Llama 3 70B's architecture), TP2. " + _TRT_METHOD),
-    ServingRun(
-        key="trtllm-h200-llama33-70b-1000", source="TensorRT-LLM performance overview", system="1 x H200",
-        chip_key="h200", n_chips=1, tensor_parallel=1, model_key="llama-3-70b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="max throughput",
-        tokens_per_s=cite(_TRTLLM)(2909.0, "tokens/s", "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |"),
-        input_len=1000, output_len=1000, note="Llama 3.3 70B FP8, TP1. " + _TRT_METHOD),
-    ServingRun(
-        key="trtllm-b200-llama33-70b-1000", source="TensorRT-LLM performance overview", system="1 x B200",
-        chip_key="b200", n_chips=1, tensor_parallel=1, model_key="llama-3-70b", precision="FP4",
-        weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4", scenario="max throughput",
-        tokens_per_s=cite(_TRTLLM)(7007.0, "tokens/s", "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |"),
-        input_len=1000, output_len=1000,
-        note="nvidia/Llama-3.3-70B-Instruct-FP4, TP1; fp4 activations and an fp8 cache assumed. " + _TRT_METHOD),
-    ServingRun(
-        key="trtllm-b200-llama33-70b-128-2048", source="TensorRT-LLM performance overview", system="1 x B200",
-        chip_key="b200", n_chips=1, tensor_parallel=1, model_key="llama-3-70b", precision="FP4",
-        weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4", scenario="max throughput",
-        tokens_per_s=cite(_TRTLLM)(9922.0, "tokens/s", "| 128/2048 | 9,922 | 11,309 | 4,336 | 6,651 |"),
-        input_len=128, output_len=2048, note="Llama 3.3 70B FP4, TP1. " + _TRT_METHOD),
-    ServingRun(
-        key="trtllm-h100x8-llama31-405b-1000", source="TensorRT-LLM performance overview", system="8 x H100-SXM",
-        chip_key="h100-sxm", n_chips=8, tensor_parallel=8, model_key="llama-3.1-405b", precision="FP8",
-        weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8", scenario="max throughput",
-        tokens_per_s=cite(_TRTLLM)(2919.0, "tokens/s", "| 1000/1000 | 5,209 | 5,389 | 3,330 | 2,919 |"),
-        input_len=1000, output_len=1000, note="Llama 3.1 405B FP8, TP8. " + _TRT_METHOD),
+    _trtllm("trtllm-h100-llama31-8b-1000", "1 x H100-SXM", "h100-sxm", 1, "llama-3-8b", "FP8", _FP8, 15220.0,
+            "| 1000/1000 | 17,744 | 15,220 |", (1000, 1000),
+            "nvidia/Llama-3.1-8B-Instruct-FP8 (Llama 3 8B's architecture)."),
+    _trtllm("trtllm-h200-llama31-8b-2048", "1 x H200", "h200", 1, "llama-3-8b", "FP8", _FP8, 12194.0,
+            "| 2048/2048 | 12,194 | 9,305 |", (2048, 2048),
+            "Llama 3.1 8B FP8."),
+    _trtllm("trtllm-h100x2-llama33-70b-1000", "2 x H100-SXM", "h100-sxm", 2, "llama-3-70b", "FP8", _FP8, 4205.0,
+            "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |", (1000, 1000),
+            "Llama 3.3 70B (Llama 3 70B's architecture), TP2."),
+    _trtllm("trtllm-h200-llama33-70b-1000", "1 x H200", "h200", 1, "llama-3-70b", "FP8", _FP8, 2909.0,
+            "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |", (1000, 1000),
+            "Llama 3.3 70B FP8, TP1."),
+    _trtllm("trtllm-b200-llama33-70b-1000", "1 x B200", "b200", 1, "llama-3-70b", "FP4", _FP4_FP8_KV, 7007.0,
+            "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |", (1000, 1000),
+            "nvidia/Llama-3.3-70B-Instruct-FP4, TP1; fp4 activations and an fp8 cache assumed."),
+    _trtllm("trtllm-b200-llama33-70b-128-2048", "1 x B200", "b200", 1, "llama-3-70b", "FP4", _FP4_FP8_KV, 9922.0,
+            "| 128/2048 | 9,922 | 11,309 | 4,336 | 6,651 |", (128, 2048),
+            "Llama 3.3 70B FP4, TP1."),
+    _trtllm("trtllm-h100x8-llama31-405b-1000", "8 x H100-SXM", "h100-sxm", 8, "llama-3.1-405b", "FP8", _FP8, 2919.0,
+            "| 1000/1000 | 5,209 | 5,389 | 3,330 | 2,919 |", (1000, 1000),
+            "Llama 3.1 405B FP8, TP8."),
     ServingRun(
         key="jetstream-v5e8-llama3-8b-bf16", source="JetStream benchmark summary (Google)", system="TPU v5e-8",
         chip_key="v5e", n_chips=8, tensor_parallel=8, model_key="llama-3-8b", precision="BF16",
-        weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16", scenario="ShareGPT",
+        **_BF16, scenario="ShareGPT",
         tokens_per_s=cite(_JETSTREAM)(8249.0, "tokens/s",
                                       "2024-04-24 | TPU v5e-8 | bfloat16 | 128 | 2048 | 1024 | 1024 | 8249"),
         input_len=None, output_len=None, batch=128,
