@@ -48,6 +48,8 @@ from hwlib.data import (
     chips,
     cluster,
     clusters,
+    custom_chip,
+    custom_fabric,
     deployment,
     deployments,
     doc000,

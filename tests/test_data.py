@@ -311,3 +311,37 @@ def test_source_constants():
 def test_bad_input_names_the_parameter(call, error, words):
     with pytest.raises(error, match=words):
         call()
+
+
+def test_custom_chip_and_fabric_carry_the_numbers_given_inline():
+    chip = hw.custom_chip("A100 80GB", peak_flops_per_s=312e12, hbm_bytes_per_s=2.039e12, hbm_bytes=80e9,
+                          tdp_w=400, static_power_w=100, hbm_energy_j_per_byte=31e-12, flop_energy_j=0.5e-12)
+    assert (chip.peak("bf16"), chip.hbm_bytes_per_s, chip.hbm_bytes, chip.tdp_w) == (312e12, 2.039e12, 80e9, 400)
+    assert chip.label == "A100 80GB" and chip.source == "given" and chip.on_chip_bytes is None
+    assert chip.require(*hw.data.records.ENERGY_FIELDS) is chip
+    assert hw.custom_chip("x", peak_flops_per_s={"fp8": 2e15}, hbm_bytes_per_s=1e12, hbm_bytes=1e9).peak("fp8") == 2e15
+    fabric = hw.custom_fabric("NDR", bytes_per_s=50e9, kind="scale-out", latency_s=2.7e-6)
+    assert (fabric.bytes_per_s, fabric.domain_chips, fabric.latency_s, fabric.label) == (50e9, None, 2.7e-6, "NDR")
+
+
+@pytest.mark.parametrize("options, error, words", [
+    (dict(peak_flops_per_s=-1), ValueError, "peak_flops_per_s['bf16'] must be > 0"),
+    (dict(peak_flops_per_s={}), ValueError, "peak_flops_per_s"),
+    (dict(peak_flops_per_s={"bf17": 1e12}), ValueError, "bf17"),
+    (dict(hbm_bytes=float("nan")), ValueError, "hbm_bytes must not be NaN"),
+    (dict(tdp_w="400"), TypeError, "tdp_w"),
+    (dict(flop_energy_j=[1e-12, 2e-12]), TypeError, "flop_energy_j must be one number"),
+])
+def test_custom_chip_names_bad_input(options, error, words):
+    given = dict(peak_flops_per_s=1e14, hbm_bytes_per_s=1e12, hbm_bytes=1e10) | options
+    with pytest.raises(error, match=re.escape(words)):
+        hw.custom_chip("x", **given)
+
+
+def test_custom_fabric_names_bad_input():
+    with pytest.raises(ValueError, match="bytes_per_s must be > 0"):
+        hw.custom_fabric("x", bytes_per_s=0)
+    with pytest.raises(ValueError, match="kind"):
+        hw.custom_fabric("x", bytes_per_s=1e9, kind="sideways")
+    with pytest.raises(TypeError, match="name"):
+        hw.custom_fabric("", bytes_per_s=1e9)

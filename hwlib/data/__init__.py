@@ -13,9 +13,10 @@ import difflib
 import re
 from collections.abc import Iterable
 
-from hwlib._checks import one_of
+from hwlib._checks import describe, one_of, positive
 from hwlib.data import doc000, doc002, literature, model_shapes, serving_measurements, training_measurements, vendor_chips, vendor_systems
 from hwlib.data.records import (
+    READ_ON,
     SOURCES,
     Chip,
     Cluster,
@@ -104,6 +105,60 @@ def fabrics(source: str | None = None, kind: str | None = None, chip: Chip | Non
                  and (key is None or not r.chip_keys or key in r.chip_keys))
 
 
+def _given(name: str, value: object, unit: str) -> Sourced | None:
+    """``value`` as a number the reader gives (an exercise's input), checked positive and finite."""
+    if value is None:
+        return None
+    positive(name, value)
+    if not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be one number, got {describe(value)}")
+    return Sourced(float(value), unit, "given", READ_ON, note="given inline by the reader")
+
+
+def custom_chip(name: str, *, peak_flops_per_s: float | dict[str, float], hbm_bytes_per_s: float,
+                hbm_bytes: float, on_chip_bytes: float | None = None, tdp_w: float | None = None,
+                static_power_w: float | None = None, hbm_energy_j_per_byte: float | None = None,
+                flop_energy_j: float | None = None, ici_link_bytes_per_s: float | None = None,
+                ici_links: int | None = None) -> Chip:
+    """A chip from numbers stated inline (an exercise's inputs, a reader's own assumptions).
+
+    ``peak_flops_per_s`` is the dense BF16 peak (FLOP/s), or a mapping from dtype to peak;
+    rates per second, sizes in bytes, energies in J per byte / per FLOP, powers in W. The
+    record's source is "given". Used by every chapter's exercises.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a non-empty string, got {describe(name)}")
+    peaks = peak_flops_per_s if isinstance(peak_flops_per_s, dict) else {"bf16": peak_flops_per_s}
+    if not peaks:
+        raise ValueError("peak_flops_per_s must give at least one dtype's peak, got {}")
+    fields = dict(hbm_visible=None, on_chip=_given("on_chip_bytes", on_chip_bytes, "B"),
+                  tdp=_given("tdp_w", tdp_w, "W"), static_power=_given("static_power_w", static_power_w, "W"),
+                  hbm_energy=_given("hbm_energy_j_per_byte", hbm_energy_j_per_byte, "J/B"),
+                  flop_energy=_given("flop_energy_j", flop_energy_j, "J/FLOP"),
+                  ici_link_bandwidth=_given("ici_link_bytes_per_s", ici_link_bytes_per_s, "B/s"),
+                  ici_links=_given("ici_links", ici_links, "links"))
+    return Chip(key=normalise_name(name), name=name, vendor="", source="given",
+                hbm=_given("hbm_bytes", hbm_bytes, "B"), hbm_bandwidth=_given("hbm_bytes_per_s", hbm_bytes_per_s, "B/s"),
+                peak_flops={dtype: _given(f"peak_flops_per_s[{dtype!r}]", value, "FLOP/s")
+                            for dtype, value in peaks.items()}, **fields)
+
+
+def custom_fabric(name: str, *, bytes_per_s: float, kind: str = "scale-up", domain_size: int | None = None,
+                  latency_s: float | None = None) -> Fabric:
+    """A fabric from numbers stated inline: ``bytes_per_s`` per chip per direction (B/s).
+
+    ``domain_size`` is the chips one scale-up domain joins (None: unbounded); ``latency_s``
+    one ring step's latency. Chapter "The batch-size squeeze" and the sharding exercises.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise TypeError(f"name must be a non-empty string, got {describe(name)}")
+    one_of("kind", kind, ("scale-up", "scale-out"))
+    return Fabric(key=normalise_name(name), name=name, kind=kind, source="given",
+                  bandwidth=_given("bytes_per_s", bytes_per_s, "B/s"), directions=1,
+                  domain_size=_given("domain_size", domain_size, "chips"),
+                  latency=_given("latency_s", latency_s, "s"))
+
+
 def cluster(key: str) -> Cluster:
     """The cluster ``key`` (e.g. "hgx-h100-ndr"); KeyError lists them. Chapter "The batch-size squeeze"."""
     return _find("cluster", key, _CLUSTERS, lambda r: (r.key, r.name), parameter="key")
@@ -170,6 +225,6 @@ def serving_runs() -> tuple[ServingRun, ...]:
 
 __all__ = [
     "Chip", "Cluster", "Deployment", "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe", "TrainingRun",
-    "chip", "chips", "cluster", "clusters", "deployment", "deployments", "doc000", "doc002", "fabric",
+    "chip", "chips", "cluster", "clusters", "custom_chip", "custom_fabric", "deployment", "deployments", "doc000", "doc002", "fabric",
     "fabrics", "literature", "model", "models", "recipe", "recipes", "serving_measurements", "serving_runs", "training_measurements", "training_runs",
 ]

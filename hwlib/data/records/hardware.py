@@ -57,7 +57,7 @@ class Chip:
     _peaks: Mapping[str, float] = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        one_of("source", self.source, (*SOURCES, "measured"))
+        one_of("source", self.source, (*SOURCES, "measured", "given"))
         for dtype in self.peak_flops:
             one_of("peak_flops dtype", dtype, BYTES_PER_ELEMENT)
         object.__setattr__(self, "peak_flops", MappingProxyType(dict(self.peak_flops)))
@@ -65,8 +65,8 @@ class Chip:
 
     @property
     def label(self) -> str:
-        """Name plus the source when it is not the vendor, e.g. 'TPU v6e [doc000]'."""
-        return self.name if self.source == "vendor" else f"{self.name} [{self.source}]"
+        """Name plus the source when it is not the vendor or the reader, e.g. 'TPU v6e [doc000]'."""
+        return self.name if self.source in ("vendor", "given") else f"{self.name} [{self.source}]"
 
     @property
     def hbm_bytes(self) -> float:
@@ -139,8 +139,8 @@ class Chip:
         missing = [name for name in names if getattr(self, name) is None]
         if missing:
             raise ValueError(f"chip {self.label} has no {', '.join(missing)}; the energy model needs "
-                             f"{', '.join(ENERGY_FIELDS)} (document 002's records have them: "
-                             "hw.chips(source='doc002'))")
+                             f"{', '.join(ENERGY_FIELDS)} (give them with hw.custom_chip, or use a record "
+                             "that has them: hw.chips(source='doc002'))")
         return self
 
     def sourced_values(self) -> dict[str, Sourced]:
@@ -185,7 +185,7 @@ class Fabric:
 
     def __post_init__(self) -> None:
         one_of("kind", self.kind, FABRIC_KINDS)
-        one_of("source", self.source, ("vendor", "doc002"))
+        one_of("source", self.source, ("vendor", "doc002", "given"))
         if self.directions not in (1, 2):
             raise ValueError(f"directions must be 1 or 2, got {self.directions!r}")
 
@@ -206,7 +206,7 @@ class Fabric:
 
     @property
     def label(self) -> str:
-        return self.name if self.source == "vendor" else f"{self.name} [{self.source}]"
+        return self.name if self.source in ("vendor", "given") else f"{self.name} [{self.source}]"
 
     def __repr__(self) -> str:
         return f"Fabric({self.label!r})"
