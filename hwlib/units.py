@@ -66,7 +66,7 @@ def _format(value: object, name: str, unit: str, prefixes: tuple, digits: int) -
     if number == float("inf"):
         return f"inf {unit}"
     scale, prefix = next(((s, p) for s, p in prefixes if number >= s), prefixes[-1])
-    return f"{number / scale:.{digits}g} {prefix}{unit}"
+    return f"{format_number(number / scale, digits)} {prefix}{unit}"
 
 
 def format_bytes(n_bytes: float, *, binary: bool = True, digits: int = 3) -> str:
@@ -95,8 +95,8 @@ def format_seconds(seconds: float, *, digits: int = 3) -> str:
     value = float(as_real_array("seconds", seconds, minimum=0.0))
     for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
         if value >= scale:
-            return f"{value / scale:.{digits}g} {unit}"
-    return f"{value / 1e-9:.{digits}g} ns"
+            return f"{format_number(value / scale, digits)} {unit}"
+    return f"{format_number(value / 1e-9, digits)} ns" if value else "0 ns"
 
 
 def format_number(value: float, digits: int = 3) -> str:
@@ -120,5 +120,5 @@ def format_quantity(value: float, unit: str, digits: int = 3) -> str:
         return shown if unit == "1" else f"{shown} {unit}"
     if 0 < number < 1:
         scale, prefix = next(((s, p) for s, p in _SMALL_PREFIXES if number >= s), _SMALL_PREFIXES[-1])
-        return f"{number / scale:.{digits}g} {prefix}{unit}"
+        return f"{format_number(number / scale, digits)} {prefix}{unit}"
     return _format(number, "value", unit, _SI_PREFIXES, digits)

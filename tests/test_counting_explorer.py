@@ -35,7 +35,7 @@ def test_builds_with_defaults():
     assert all(control in vars(explorer).values() for control in explorer.controls)
     assert "application/vnd.jupyter.widget-view+json" in explorer._repr_mimebundle_()
     offered = [record for _, record in explorer.model.options]
-    assert offered == [record for record in hw.models() if record.d_model is not None]
+    assert offered == [record for record in hw.models("vendor") if record.d_model is not None]
     assert ModelShapeExplorer.update is Explorer.update
 
 

@@ -87,3 +87,13 @@ def test_lookup_errors():
     assert hw.model("doc000-7b").weight_bytes("bf16") == 2 * hw.doc000.PARAMS_7B  # its published count
     with pytest.raises(ValueError, match="dtype must be one of"):
         hw.model("llama-3-8b").weight_bytes("fp64")
+
+
+def test_models_by_source():
+    """hw.models(source) splits the catalogue as hw.chips(source) does: published shapes, then each document's."""
+    parts = [hw.models(source) for source in ("vendor", "doc000", "doc002")]
+    assert sum(parts, ()) == hw.models()
+    assert all(not m.key.startswith("doc") for m in parts[0])
+    assert [m.key for m in parts[1] + parts[2]] == ["doc000-7b", "doc000-1.5b", "doc002-7b"]
+    with pytest.raises(ValueError, match="source"):
+        hw.models("published")

@@ -80,3 +80,10 @@ def test_numbers_for_people_never_use_an_exponent():
     assert "e+" not in str(hw.chip("v5e").hbm_bandwidth) and str(hw.chip("v5e").hbm_bandwidth).startswith("819 GB/s")
     with pytest.raises(ValueError, match="value must not be NaN"):
         hw.format_number(float("nan"))
+
+
+@pytest.mark.parametrize("value", [999.7, 1000, 1023.9, 0.99996, 123456.0])
+def test_formatted_quantities_never_print_an_exponent(value):
+    texts = (hw.format_bytes(value * hw.MiB), hw.format_seconds(value * 1e-3), hw.format_bytes_per_s(value * 1e9),
+             hw.format_flops_per_s(value * 1e12))
+    assert not any("e+" in text or "e-" in text for text in texts), texts

@@ -177,9 +177,16 @@ def model(name: str) -> ModelShape:
     return _find("model", name, _MODELS, lambda r: (r.key, r.name))
 
 
-def models() -> tuple[ModelShape, ...]:
-    """Every model shape: the published ones, then document 000's geometry and document 002's model."""
-    return _MODELS
+def models(source: str | None = None) -> tuple[ModelShape, ...]:
+    """Every model shape: the published ones, then document 000's geometry and document 002's model.
+
+    ``source`` (one of ``SOURCES``) keeps only those from it: "vendor" the shapes their publishers
+    give (config files, model cards, papers), "doc000" or "doc002" a source document's.
+    """
+    if source is None:
+        return _MODELS
+    one_of("source", source, SOURCES)
+    return {"vendor": model_shapes.MODELS, "doc000": doc000.MODELS, "doc002": (doc002.MODEL,)}[source]
 
 
 def recipe(key: str | TrainingRecipe) -> TrainingRecipe:

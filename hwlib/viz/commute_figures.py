@@ -19,6 +19,7 @@ from hwlib.data_parallel import CRITICAL_BATCH, cluster_squeeze, time_to_target
 from hwlib.energy import energy_per_flop_j, machine_balance
 from hwlib.layer_model import d_min, layer_step, t_min, t_min_large_d
 from hwlib.training import TrainingStep
+from hwlib.units import format_number, format_quantity
 from hwlib.viz.style import PALETTE, log_range, new_axes
 
 
@@ -209,7 +210,7 @@ def plot_time_to_target(
     ax.set(xscale="log", yscale="log", xlim=batch_range, xlabel="global batch B (tokens per optimizer step)",
            ylabel="time to target (days)",
            title=f"{cluster.name}, {n_params / 1e9:.3g}B parameters, "
-           f"E_min = {min_tokens:.3g} tokens")
+           f"E_min = {format_quantity(min_tokens, 'tokens')}")
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.15), ncol=2, fontsize=8,
               title="circles: time-optimal batch; dotted: ideal (no fixed cost, no waste)", title_fontsize=8)
     return ax
@@ -245,7 +246,7 @@ def plot_regimes(steps: TrainingStep, labels: Sequence[str], axes: Sequence[plt.
             ax.barh(position, share, left=left, color=colour, label=part)
             left += share
         for y, value in zip(position, per_token):
-            ax.annotate(f"{value:,.0f} {unit}" if value >= 100 else f"{value:.3g} {unit}", (1.0, y), xytext=(4, 0), textcoords="offset points",
+            ax.annotate(f"{format_number(value)} {unit}", (1.0, y), xytext=(4, 0), textcoords="offset points",
                         va="center", fontsize=8)
         ax.set(xlim=(0, 1.34), xlabel=xlabel)
         ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0", "25 %", "50 %", "75 %", "100 %"])

@@ -67,7 +67,7 @@ class CommuteExplorer(Explorer):
                  T: int = doc002.SEQ_LEN, b_w: float = doc002.B_W, a: float = doc002.A,
                  extra: Sequence[widgets.ValueWidget] = (), model: ModelShape | None = None) -> None:
         if chips is None:
-            records = energy_chips() if self.needs_energy else all_chips()
+            records = energy_chips() if self.needs_energy else all_chips("vendor")
         else:
             records = records_of("chips", chips, Chip)
         chip = default_record(find_chip("A100-80GB", source="doc002"), records) if chip is None else chip
@@ -81,7 +81,7 @@ class CommuteExplorer(Explorer):
         options_in("T", T, COMMUTE_TOKENS)
         number_in("b_w", b_w, *B_W_RANGE[:2], "bytes per parameter")
         number_in("a", a, *A_RANGE[:2], "bytes per token per unit d")
-        dense = [m for m in all_models() if m.d_model is not None and not m.is_moe and m is not doc002.MODEL]
+        dense = [m for m in all_models("vendor") if m.d_model is not None and not m.is_moe]
         if model is not None and model not in dense:
             choose("model", model, dense, ModelShape, "hw.model('llama-3-8b')")
         self.chip = chip_dropdown(records, chip, style=STYLE)

@@ -56,7 +56,7 @@ class ModelShapeExplorer(Explorer):
 
     def __init__(self, models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
                  d_ff_scale: float = 1.0, n_kv_heads: int | None = None, seq_len: int = 8192) -> None:
-        records = all_models() if models is None else records_of("models", models, ModelShape)
+        records = all_models("vendor") if models is None else records_of("models", models, ModelShape)
         records = tuple(record for record in records if record.d_model is not None)
         if not records:
             raise ValueError("models must include a ModelShape with d_model (the counts need the full shape)")

@@ -56,7 +56,7 @@ _STYLE = {"description_width": "90px"}
 def deployable_chips() -> tuple[Chip, ...]:
     """The catalogue chips sold in known deployment sizes (``hw.deployments()``)."""
     keys = {key for plan in deployments() for key in plan.chip_keys}
-    return tuple(record for record in all_chips() if record.key in keys)
+    return tuple(record for record in all_chips("vendor") if record.key in keys)
 
 
 def _offered_chips(chips: Sequence[Chip] | None, chip: Chip | None, default: str) -> tuple[tuple[Chip, ...], Chip]:
@@ -67,7 +67,7 @@ def _offered_chips(chips: Sequence[Chip] | None, chip: Chip | None, default: str
 
 def _offered_models(models: Sequence[ModelShape] | None, model: ModelShape | None, need_width: bool
                     ) -> tuple[tuple[ModelShape, ...], ModelShape]:
-    records = all_models() if models is None else records_of("models", models, ModelShape)
+    records = all_models("vendor") if models is None else records_of("models", models, ModelShape)
     if need_width:
         records = tuple(record for record in records if record.d_model is not None and record.n_heads is not None)
         if not records:
@@ -87,7 +87,9 @@ class MemoryBudgetExplorer(Explorer):
     parallelism, FlashAttention) and the logits, as shares of the chip's usable HBM, at the fewest
     chips that hold it. Memory is never pooled: where no number of chips holds it the summary says
     why. ``chip``, ``model`` and ``recipe`` are records (defaults ``hw.chip("TPU v5e")``,
-    ``hw.model("Llama 3 8B")``, ``hw.recipe("zero_mixed_adam")``). Chapter "HBM budgets for training".
+    ``hw.model("Llama 3 8B")``, ``hw.recipe("zero_mixed_adam")``); ``chips``, ``models`` and ``recipes``
+    narrow what the dropdowns offer (defaults: every deployable vendor chip, every published model and every recipe but the source documents'). Chapter "HBM
+    budgets for training".
     """
 
     figsize = (6.4, 2.0)
@@ -96,20 +98,22 @@ class MemoryBudgetExplorer(Explorer):
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
                  recipe: TrainingRecipe | None = None, usable_fraction: float = doc000.USABLE_FRACTION,
-                 seq_len: int = doc000.KV_TOKENS_1P5B, recompute: str = "none", sharding: str = "zero-3") -> None:
+                 seq_len: int = doc000.KV_TOKENS_1P5B, recompute: str = "none", sharding: str = "zero-3",
+                 recipes: Sequence[TrainingRecipe] | None = None) -> None:
         chip_records, chip = _offered_chips(chips, chip, "TPU v5e")
         for record in chip_records:
             deployment(record)  # a KeyError naming a chip sold in no known deployment size
         model_records, model = _offered_models(models, model, need_width=True)
-        recipe = find_recipe("zero_mixed_adam") if recipe is None else recipe
-        choose("recipe", recipe, all_recipes(), TrainingRecipe, "hw.recipe('zero_mixed_adam')")
+        recipe_records = tuple(r for r in all_recipes() if not r.key.startswith("doc")) if recipes is None else records_of("recipes", recipes, TrainingRecipe)
+        recipe = default_record(find_recipe("zero_mixed_adam"), recipe_records) if recipe is None else recipe
+        choose("recipe", recipe, recipe_records, TrainingRecipe, "hw.recipe('zero_mixed_adam')")
         options_in("seq_len", seq_len, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
         number_in("usable_fraction", usable_fraction, 0.5, 1.0, "(a share of HBM)")
         options_in("recompute", recompute, RECOMPUTE)
         options_in("sharding", sharding, tuple(SHARDINGS))
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
-        self.recipe = record_dropdown(all_recipes(), recipe, "recipe", layout=layout, style=style)
+        self.recipe = record_dropdown(recipe_records, recipe, "recipe", layout=layout, style=style)
         self.sharding = widgets.Dropdown(options=list(SHARDINGS), value=sharding, description="sharding",
                                          layout=layout, style=style)
         self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)

@@ -57,7 +57,7 @@ class RooflineExplorer(Explorer):
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, m: int = 1024,
                  k: int = 1024, n: int = 1024, dtype: str = "bf16") -> None:
-        records = all_chips() if chips is None else records_of("chips", chips, Chip)
+        records = all_chips("vendor") if chips is None else records_of("chips", chips, Chip)
         chip = default_record(find_chip("TPU v5e"), records) if chip is None else chip
         choose("chip", chip, records, Chip, "hw.chip('TPU v5e')")
         if dtype not in chip.peak_flops_per_s:

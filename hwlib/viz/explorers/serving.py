@@ -38,7 +38,7 @@ _STYLE = {"description_width": "90px"}
 
 def servable_models() -> tuple[ModelShape, ...]:
     """Catalogue models with every dimension an inference step needs (MLP width and kind, vocabulary)."""
-    return tuple(m for m in all_models() if m.d_model and m.n_heads and m.mlp and m.vocab
+    return tuple(m for m in all_models("vendor") if m.d_model and m.n_heads and m.mlp and m.vocab
                  and (m.d_ff or m.d_ff_expert))
 
 

@@ -6,14 +6,14 @@ element-wise tax and where the joules go" and "A 7B model, regime by regime".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import ipywidgets as widgets
 import numpy as np
 
 from hwlib._checks import non_negative, positive
 from hwlib.data import doc002
-from hwlib.data.records import FABRIC_KINDS, Chip, ModelShape
+from hwlib.data.records import FABRIC_KINDS, Chip, Fabric, ModelShape
 from hwlib.training import regime_fabric, training_step, transformer_params
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import options_in
@@ -93,18 +93,21 @@ class RegimeExplorer(_StackedShares):
     Adds micro-batches per step, data-parallel chips and the fabric kind ("scale-up" or
     "scale-out", resolved per chip by ``regime_fabric``) to the shared controls; layers,
     vocabulary and sequence length are fixed when it is built (defaults: document 002's Table 5
-    model). Needs the chip's energy parameters. Explained in the chapter "A 7B model, regime by
-    regime".
+    model). ``fabrics`` maps a chip to its own fabrics by kind (``{a100: {"scale-up": nvlink,
+    "scale-out": ib}}``), for chips ``regime_fabric`` does not know (``hw.custom_chip``); a kind it
+    leaves out falls back to ``regime_fabric``. Needs the chip's energy parameters. Explained in the
+    chapter "A 7B model, regime by regime".
     """
 
-    time_parts = (("layers", PALETTE[0]), ("optimizer", PALETTE[2]), ("all-reduce", PALETTE[4]))
-    energy_parts = (("arithmetic", PALETTE[0]), ("HBM", PALETTE[3]), ("static", _STATIC))
+    time_parts = (("layers", PALETTE[0]), ("optimizer", PALETTE[1]), ("all-reduce", PALETTE[2]))
+    energy_parts = (("arithmetic", PALETTE[3]), ("HBM", PALETTE[4]), ("static", PALETTE[5]))  # as hw.plot_regimes
 
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, d: int = doc002.D_MODEL,
                  T: int = doc002.SEQ_LEN, b_w: float = doc002.B_W, a: float = doc002.A,
                  n_layers: int = doc002.N_LAYERS, vocab: int = doc002.VOCAB, seq_len: int = doc002.SEQ_LEN,
                  micro_batches: int = 1, n_chips: int = 1, fabric: str = "scale-out",
-                 model: ModelShape | None = None) -> None:
+                 model: ModelShape | None = None, fabrics: Mapping[Chip, Mapping[str, Fabric]] | None = None) -> None:
+        self._fabrics = _chip_fabrics(fabrics)
         positive("n_layers", n_layers, integral=True)
         non_negative("vocab", vocab, integral=True)
         positive("seq_len", seq_len, integral=True)
@@ -119,11 +122,23 @@ class RegimeExplorer(_StackedShares):
         self.fabric = widgets.Dropdown(options=[(FABRIC_LABELS[kind], kind) for kind in FABRIC_KINDS], value=fabric,
                                        description="fabric", style=STYLE)
         super().__init__(chips, chip, d, T, b_w, a, extra=[self.micro_batches, self.n_chips, self.fabric], model=model)
+        offered = self.chip.options
+        for record in self._fabrics:
+            if not any(record is option for _, option in offered):
+                raise ValueError(f"fabrics names chip {record.label!r}, which is not among the explorer's chips "
+                                 f"{[option.label for _, option in offered]}")
+
+    def fabric_for(self, chip: Chip, kind: str) -> Fabric:
+        """The fabric of ``kind`` the explorer runs ``chip`` over: its entry in ``fabrics``, else ``regime_fabric``."""
+        for record, chosen in self._fabrics.items():
+            if record is chip and kind in chosen:
+                return chosen[kind]
+        return regime_fabric(chip, kind)
 
     def training_step(self):
         """The training step (``hw.training_step``) at the current controls; a KeyError if no fabric is known."""
         record, width, count = self.chip.value, self.width(), self.n_chips.value
-        bandwidth = None if count == 1 else regime_fabric(record, self.fabric.value).bytes_per_s
+        bandwidth = None if count == 1 else self.fabric_for(record, self.fabric.value).bytes_per_s
         shape = not isinstance(width, int)
         return training_step(width, self.T.value, record, None if shape else self.n_layers,
                              micro_batches=self.micro_batches.value, n_chips=count, fabric_bytes_per_s=bandwidth,
@@ -141,7 +156,27 @@ class RegimeExplorer(_StackedShares):
         energy_parts = np.array([step.arithmetic_j, step.hbm_j, step.static_j]) / step.energy_j
         self.place(time_parts, energy_parts)
         over = "" if self.n_chips.value == 1 else \
-            f" over {regime_fabric(self.chip.value, self.fabric.value).label}"
+            f" over {self.fabric_for(self.chip.value, self.fabric.value).label}"
         return (f"<b>{format_seconds(step.time_per_token_s)} and {step.energy_per_token_j * 1e3:.3g} mJ per token</b><br>"
                 f"{step.tokens_per_step:,.0f} tokens per step per chip{over}<br>slowdown vs peak {step.slowdown:.3g}x<br>"
                 f"step intensity {step.intensity:.3g} FLOP/B")
+
+
+def _chip_fabrics(fabrics: object) -> dict:
+    """``fabrics`` (None, or a mapping from Chip to a mapping from fabric kind to Fabric) as a dict, else an error."""
+    if fabrics is None:
+        return {}
+    if not isinstance(fabrics, Mapping):
+        raise TypeError(f"fabrics must map a Chip to {{kind: Fabric}}, e.g. {{a100: {{'scale-out': ib}}}}, got {fabrics!r}")
+    checked = {}
+    for record, chosen in fabrics.items():
+        if not isinstance(record, Chip):
+            raise TypeError(f"fabrics must be keyed by Chip records, got {record!r}")
+        if not isinstance(chosen, Mapping) or not chosen:
+            raise TypeError(f"fabrics[{record.label!r}] must map a fabric kind to a Fabric, got {chosen!r}")
+        for kind, value in chosen.items():
+            options_in("fabric kind", kind, FABRIC_KINDS)
+            if not isinstance(value, Fabric):
+                raise TypeError(f"fabrics[{record.label!r}][{kind!r}] must be a Fabric record, got {value!r}")
+        checked[record] = dict(chosen)
+    return checked

@@ -13,6 +13,7 @@ import numpy as np
 from hwlib.data import cluster as find_cluster
 from hwlib.data import clusters as all_clusters
 from hwlib.data import doc002, fabrics
+from hwlib.data import model as find_model
 from hwlib.data.records import Cluster
 from hwlib.data_parallel import cluster_squeeze, time_to_target
 from hwlib.training import transformer_params
@@ -29,8 +30,10 @@ from hwlib.viz.style import PALETTE
 
 DOC002_PARAMS = transformer_params(doc002.D_MODEL, doc002.N_LAYERS)
 """Document 002's Table 6 model, 12 d^2 L parameters (no embeddings)."""
-SQUEEZE_PARAMS = (1.3e9, 2.7e9, DOC002_PARAMS, 13e9, 30e9, 70e9, 175e9, 405e9)
-"""Model sizes (parameters) the squeeze explorer offers: round sizes around document 002's model."""
+LLAMA3_8B_PARAMS = transformer_params(find_model("llama-3-8b"))
+"""Llama 3 8B's parameter count, embeddings included (the chapter's model)."""
+SQUEEZE_PARAMS = (1.3e9, 2.7e9, DOC002_PARAMS, LLAMA3_8B_PARAMS, 13e9, 30e9, 70e9, 175e9, 405e9)
+"""Model sizes (parameters) the squeeze explorer offers: round sizes around document 002's model, and Llama 3 8B."""
 SQUEEZE_CHIPS = tuple(2**p for p in range(14))
 """Chip counts N the squeeze explorer offers (1 to 8192)."""
 SQUEEZE_CRITICAL = (1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 2e7, 5e7)
