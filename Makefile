@@ -1,6 +1,7 @@
 # `make book`: set up .venv and build the HTML book into _build/html.
-# `make test`: hwlib's tests, every chapter executed by nbval, a strict clean build, and
-#              every built page checked in headless Chromium.
+# `make test`: hwlib's tests, every chapter executed by nbval, a strict clean build, the PDF
+#              built and checked, and every built page checked in headless Chromium.
+# `make pdf`:  the book as one PDF, _build/latex/book.pdf (installs the TeX packages it needs).
 SHELL := /bin/bash
 .SHELLFLAGS := -eo pipefail -c
 VENV := .venv
@@ -8,7 +9,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 WEB := web/static/vendor/.copied
 
-.PHONY: book test strict-book lab clean
+.PHONY: book test strict-book pdf pdf-packages lab clean
 
 $(STAMP): requirements.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -40,19 +41,44 @@ book: $(STAMP) $(WEB) $(HWLIB_STAMP)
 test: $(STAMP)
 	$(BIN)/python -m pytest --nbval
 	$(MAKE) strict-book
+	$(MAKE) pdf
+	$(BIN)/jupyter-book build . --builder html  # the pages again, offering the PDF (nothing is executed again)
 	$(BIN)/python -m pytest browser_tests
 
 strict-book: $(STAMP) $(WEB)
 	rm -rf _build
 	$(BIN)/jupyter-book build . --builder html --all -W -n --keep-going
+	touch $(HWLIB_STAMP)  # the execution cache it filled is this hwlib's
 
-# The chapters as notebooks in JupyterLab, with a live kernel for the explorers: jupytext's notebook viewer is
-# made the default for MyST Markdown files (a settings override inside .venv, nothing outside it).
+# The PDF edition: Jupyter Book's LaTeX builder (xelatex, settings in _config.yml's `latex:`) from the
+# execution cache, then tools/check_pdf.py (page count, bookmarks, no Python repr, no missing glyph).
+# The next HTML build copies the PDF into _build/html and links it from every page's download menu.
+PDF_PACKAGES := texlive-latex-recommended texlive-latex-extra texlive-fonts-recommended texlive-xetex latexmk \
+	fonts-freefont-otf fonts-wqy-microhei xindy poppler-utils
+pdf-packages:
+	@missing="$$(for p in $(PDF_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done)"; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing" $$missing; \
+	  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing >/dev/null; } \
+	  || { echo "make pdf needs these Debian packages (install them as root): $$missing"; exit 1; }; \
+	fi
+
+pdf: $(STAMP) $(HWLIB_STAMP) pdf-packages
+	$(BIN)/jupyter-book build . --builder pdflatex </dev/null
+	$(BIN)/python tools/check_pdf.py _build/latex/book.pdf
+
+# The chapters as notebooks in JupyterLab, with a live kernel for the explorers and the numbers in the prose
+# rendered: tools/lab_copies.py writes a copy of each chapter (_build/lab/book/*.ipynb) whose glue roles are
+# {eval} expressions that jupyterlab-myst evaluates in the kernel (filled in from the last build where its code
+# is the same). The sources stay as they are. Settings overrides inside .venv, nothing outside it: jupytext's
+# notebook viewer for MyST Markdown files, no news pop-up.
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
 	mkdir -p $(dir $(LAB_OVERRIDES))
-	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}}' > $(LAB_OVERRIDES)
-	$(BIN)/jupyter lab --notebook-dir=. book/intro.md
+	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}, "@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}' > $(LAB_OVERRIDES)
+	$(BIN)/python tools/lab_copies.py --out _build/lab
+	$(BIN)/jupyter lab $(LAB_AS_ROOT) --notebook-dir=_build/lab _build/lab/book/intro.ipynb
 
 clean:
 	rm -rf _build

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import re
 import shutil
 import threading
 from pathlib import Path
@@ -173,6 +174,47 @@ def test_internal_links_resolve(visit):
     assert missing == []
 
 
+SOURCE_MENTIONS = re.compile(r"doc00\d|document 00\d|source documents?|TPU budgeting notebook|memory-wall script"
+                             r"|[0-9a-f]{16}\.txt", re.IGNORECASE)
+
+
+def test_chapters_mention_the_source_documents_only_in_asides(visit):
+    """A chapter teaches from real models and chips; the two source documents appear only in its boxed asides."""
+    if "/appendix/" in visit.url:
+        pytest.skip("the appendices may name the source documents")
+    text = visit.page.evaluate("""() => {
+        const article = document.querySelector("article").cloneNode(true);
+        article.querySelectorAll(".source-aside, .prev-next-area").forEach(node => node.remove());
+        return article.textContent;
+    }""")
+    mentions = sorted({match.group(0) for match in SOURCE_MENTIONS.finditer(text)})
+    assert mentions == [], f"mentions of the source documents outside asides: {mentions}"
+
+
+def test_a_downloaded_notebook_says_first_how_to_install_hwlib(visit):
+    """The .ipynb in the download menu opens with a cell on installing hwlib; its wheel link resolves in the site."""
+    import io
+    import json
+    import zipfile
+
+    links = visit.page.locator('.dropdown-download-buttons a[href$=".ipynb"]')
+    if links.count() == 0:
+        pytest.skip("this page offers no notebook")
+    notebook_url = links.first.evaluate("a => a.href")
+    response = visit.page.request.get(notebook_url)
+    assert response.ok, notebook_url
+    first = json.loads(response.body())["cells"][0]
+    text = "".join(first["source"])
+    assert first["cell_type"] == "markdown" and "How to run this notebook" in text and "make lab" in text
+    wheel = text.split("](")[1].split(")")[0]
+    assert wheel.endswith(".whl") and f"pip install {wheel.rsplit('/', 1)[-1]}" in text
+    download = visit.page.request.get(urljoin(notebook_url, wheel))
+    assert download.ok, urljoin(notebook_url, wheel)
+    assert "hwlib/__init__.py" in zipfile.ZipFile(io.BytesIO(download.body())).namelist()
+    menu = visit.page.locator('.dropdown-download-buttons a[href$=".whl"]')
+    assert menu.count() == 1 and menu.first.evaluate("a => a.href") == urljoin(notebook_url, wheel)
+
+
 def test_solutions_are_folded_until_clicked(visit):
     """Runs last for each page: it opens the solutions."""
     solutions = visit.page.locator("div.solution.dropdown")
@@ -184,3 +226,83 @@ def test_solutions_are_folded_until_clicked(visit):
         assert not body.is_visible(), f"solution {index} is open before a click"
         solution.locator(".admonition-title").click()
         body.wait_for(state="visible", timeout=5_000)
+
+
+# --- the explorers on a static page: honest, and fitting a phone ---
+
+EXPLORER_PAGES = [page for page in PAGES if "hw-explorer" in (SITE / page).read_text(encoding="utf-8")]
+"""The built pages with an explorer (hwlib.viz.explorers): those whose saved widget state has one."""
+FITS = """root => {
+  // every part inside the explorer's box, no read-out or label cut off, every dropdown label shown whole
+  const problems = [], box = root.getBoundingClientRect(), measure = document.createElement("canvas").getContext("2d");
+  for (const el of root.querySelectorAll("*")) {
+    const r = el.getBoundingClientRect();
+    if (r.width && r.height && (r.right > box.right + 1 || r.left < box.left - 1))
+      problems.push(`${el.className || el.tagName} reaches ${Math.round(r.left)}..${Math.round(r.right)} px`);
+  }
+  for (const el of root.querySelectorAll(".widget-readout, .widget-label"))
+    if (el.scrollWidth > el.clientWidth + 1) problems.push(`cut off: "${el.textContent}"`);
+  for (const select of root.querySelectorAll("select")) {
+    const style = getComputedStyle(select);
+    measure.font = `${style.fontSize} ${style.fontFamily}`;
+    const room = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight);
+    for (const option of select.options)
+      if (measure.measureText(option.text).width > room) problems.push(`dropdown cuts "${option.text}"`);
+  }
+  if (box.right > window.innerWidth) problems.push(`explorer reaches ${box.right} px of ${window.innerWidth}`);
+  return problems;
+}"""
+
+
+def _open_explorers(browser, site_url, page_path, width):
+    page = browser.new_page(viewport={"width": width, "height": 900})
+    page.goto(urljoin(site_url, page_path), wait_until="networkidle")
+    page.wait_for_selector(".hw-explorer img", timeout=15_000)
+    return page, page.locator(".hw-explorer")
+
+
+@pytest.mark.parametrize("page_path", EXPLORER_PAGES)
+def test_explorers_say_they_are_saved_and_offer_no_control_that_pretends(browser, site_url, page_path):
+    page, explorers = _open_explorers(browser, site_url, page_path, 1280)
+    try:
+        assert explorers.count() > 0
+        for index in range(explorers.count()):
+            explorer = explorers.nth(index)
+            note = explorer.locator(".hw-explorer-note").text_content()
+            assert "do not recompute" in note and "make lab" in note and "greyed out" in note
+            assert explorer.evaluate(FITS) == [], f"explorer {index}"
+            assert explorer.evaluate("""e => Array.from(e.querySelectorAll("select, input, button, textarea"))
+                                             .every(c => c.disabled)""")
+            assert explorer.evaluate("""e => Array.from(e.querySelectorAll(".widget-slider .noUi-target"))
+                                             .every(s => s.hasAttribute("disabled"))""")
+            assert explorer.evaluate("""e => Array.from(e.querySelectorAll(".widget-readout"))
+                                             .every(r => r.contentEditable !== "true")""")
+            handle = explorer.locator(".noUi-handle").first
+            if handle.count():  # dragging a slider moves nothing
+                readouts = explorer.locator(".widget-readout").all_text_contents()
+                handle.scroll_into_view_if_needed()
+                box = handle.bounding_box()
+                page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+                page.mouse.down()
+                page.mouse.move(box["x"] + 80, box["y"] + box["height"] / 2, steps=5)
+                page.mouse.up()
+                assert explorer.locator(".widget-readout").all_text_contents() == readouts
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("page_path", EXPLORER_PAGES)
+def test_explorers_fit_a_phone_screen(browser, site_url, page_path):
+    """At 390 px (a phone), each explorer fits the screen: nothing sticks out or is cut off, and each dropdown
+    (its description above it there) shows its longest option whole. A screenshot goes to screenshots/phone/."""
+    page, explorers = _open_explorers(browser, site_url, page_path, 390)
+    try:
+        (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
+        for index in range(explorers.count()):
+            explorer = explorers.nth(index)
+            explorer.scroll_into_view_if_needed()
+            name = page_path.removesuffix(".html").replace("/", "_")
+            explorer.screenshot(path=SCREENSHOTS / "phone" / f"{name}_explorer_{index}.png")
+            assert explorer.evaluate(FITS) == [], f"explorer {index}"
+    finally:
+        page.close()

@@ -40,6 +40,7 @@ from hwlib.data import (
     Cluster,
     Fabric,
     ModelShape,
+    Scenario,
     ServingRun,
     Sourced,
     TrainingRecipe,
@@ -173,7 +174,7 @@ _SOURCE_MODULES = {"hwlib.data.doc000", "hwlib.data.doc002", "hwlib.data.literat
 """The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""
 
 _VIZ = {
-    "hwlib.viz.glue": ("glue",),
+    "hwlib.viz.glue": ("glue", "glued_text"),
     "hwlib.viz.style": ("PALETTE", "use_book_style"),
     "hwlib.viz.tables": (
         "balance_table", "byte_cost_table", "chip_table", "elementwise_tax_table", "fabric_table",
@@ -218,3 +219,7 @@ __all__ = sorted(
 ) + sorted(_LAZY)
 
 __version__ = "0.2.0"
+
+from hwlib.viz.latex import register_latex_forms as _register_latex_forms  # noqa: E402 (imports nothing heavy)
+
+_register_latex_forms()  # under IPython, tables also print as LaTeX: the PDF book's form of each table

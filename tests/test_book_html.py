@@ -46,3 +46,96 @@ def test_launch_buttons_only_for_a_web_repository(monkeypatch):
     options = config.html_theme_options
     assert options["repository_url"] == "https://github.com/org/book" and options["use_repository_button"]
     assert options["launch_buttons"]["binderhub_url"] and options["launch_buttons"]["jupyterhub_url"] == "https://hub.example.edu"
+
+
+# --- a downloaded notebook says how to install hwlib; the wheel is offered beside it ---
+
+WHEEL = "hwlib-0.2.0-py3-none-any.whl"
+
+
+def _chapter_build(tmp_path):
+    import nbformat
+
+    outdir = tmp_path / "_build" / "html"
+    executed = tmp_path / "_build" / "jupyter_execute" / "book" / "rooflines.ipynb"
+    executed.parent.mkdir(parents=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Rooflines"),
+                                                    nbformat.v4.new_code_cell("import hwlib as hw")]), executed)
+    (outdir / "_downloads").mkdir(parents=True)
+    (outdir / "_downloads" / WHEEL).write_bytes(b"PK")
+    app = types.SimpleNamespace(outdir=str(outdir), hwlib_wheel=WHEEL,
+                                config=types.SimpleNamespace(html_title="Accelerator performance, computed",
+                                                             project="Project name not set"))
+    return app, outdir, executed
+
+
+def test_a_downloaded_notebook_says_first_how_to_install_hwlib(tmp_path, monkeypatch):
+    import nbformat
+
+    app, outdir, executed = _chapter_build(tmp_path)
+    monkeypatch.setattr(book_html, "_repository_url", lambda: "https://github.com/org/book")
+    context = {}
+    for _ in range(2):  # a second write of the page does not add a second cell
+        book_html._offer_notebook(app, "book/rooflines", "page.html", context, doctree=object())
+    target = outdir / "_sources" / "book" / "rooflines.ipynb"
+    assert context["ipynb_source"] == "book/rooflines.ipynb"
+    copy = nbformat.read(target, as_version=4)
+    first = copy.cells[0]
+    assert first.cell_type == "markdown" and first.id == book_html.INSTALL_CELL_ID and len(copy.cells) == 3
+    assert f"pip install {WHEEL}" in first.source and "*Accelerator performance, computed*" in first.source
+    assert "`git clone https://github.com/org/book`" in first.source and "make lab" in first.source
+    link = first.source.split(f"[{WHEEL}](")[1].split(")")[0]
+    assert (target.parent / link).resolve() == (outdir / "_downloads" / WHEEL).resolve()  # resolves in the site
+    nbformat.validate(copy)
+    assert len(nbformat.read(executed, as_version=4).cells) == 2  # the executed notebook itself is untouched
+
+
+def test_without_a_wheel_or_a_web_remote_the_cell_still_says_what_to_do():
+    text = book_html.install_text("book/appendix/glossary", "", "", "The book")
+    assert "pip install hwlib" not in text and "a clone of the book's repository: `make lab`" in text
+    text = book_html.install_text("book/appendix/glossary", WHEEL, "", "The book")
+    assert f"](../../../_downloads/{WHEEL})" in text
+
+
+def test_the_wheel_is_built_once_and_again_when_hwlib_changes(tmp_path, monkeypatch):
+    calls = []
+
+    def pip_wheel(command, **kwargs):
+        calls.append(command)
+        wheels = Path(command[command.index("--wheel-dir") + 1])
+        wheels.mkdir(parents=True, exist_ok=True)
+        assert (Path(command[-1]) / "hwlib" / "__init__.py").exists()  # built from a clean copy of the package
+        (wheels / WHEEL).write_bytes(b"PK")
+
+    source = tmp_path / "units.py"
+    source.write_text("")
+    monkeypatch.setattr(book_html, "_hwlib_sources", lambda: [source])
+    monkeypatch.setattr(book_html.subprocess, "run", pip_wheel)
+    folder = tmp_path / "html" / "_downloads"
+    assert book_html.build_hwlib_wheel(folder) == WHEEL and len(calls) == 1
+    assert "--no-deps" in calls[0] and "--no-build-isolation" in calls[0]
+    assert book_html.build_hwlib_wheel(folder) == WHEEL and len(calls) == 1  # up to date: not built again
+    import os
+
+    later = (folder / WHEEL).stat().st_mtime + 10
+    os.utime(source, (later, later))
+    assert book_html.build_hwlib_wheel(folder) == WHEEL and len(calls) == 2
+
+    def fails(command, **kwargs):
+        raise subprocess.CalledProcessError(1, command, stderr="no setuptools")
+
+    monkeypatch.setattr(book_html.subprocess, "run", fails)
+    os.utime(source, (later + 10, later + 10))
+    assert book_html.build_hwlib_wheel(tmp_path / "other") == ""
+
+
+def test_the_download_menu_offers_the_wheel_beside_the_notebook():
+    app = types.SimpleNamespace(hwlib_wheel=WHEEL)
+    menu = {"label": "download-buttons", "buttons": [{"label": "download-notebook-button"},
+                                                     {"label": "download-source-button"}]}
+    context = {"ipynb_source": "book/rooflines.ipynb", "header_buttons": [menu],
+               "pathto": lambda name, resource: f"../{name}"}
+    book_html._wheel_in_download_menu(app, "book/rooflines", "page.html", context, None)
+    labels = [button["label"] for button in menu["buttons"]]
+    assert labels == ["download-notebook-button", "download-hwlib-button", "download-source-button"]
+    assert menu["buttons"][1]["url"] == f"../_downloads/{WHEEL}"

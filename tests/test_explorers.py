@@ -92,7 +92,7 @@ def test_background_is_redrawn_only_when_its_key_changes():
         (lambda: hw.RooflineExplorer(chips=DOC000, chip=hw.chip("H100-SXM")), ValueError,
          "not among the explorer's chips"),
         (lambda: hw.RooflineExplorer(m=1000), ValueError, "m must be a power of two"),
-        (lambda: hw.RooflineExplorer(chip=DOC000[0], dtype="fp8"), ValueError, "dtype must be one of"),
+        (lambda: hw.RooflineExplorer(chips=DOC000, chip=DOC000[0], dtype="fp8"), ValueError, "dtype must be one of"),
         (lambda: hw.MemoryBudgetExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
         (lambda: hw.MemoryBudgetExplorer(model="Llama 3 8B"), TypeError, "model must be a ModelShape record"),
         (lambda: hw.MemoryBudgetExplorer(recipe="zero_mixed_adam"), TypeError,
@@ -148,8 +148,8 @@ def test_energy_explorers_offer_only_chips_with_energy_parameters(cls):
 def test_time_explorers_work_on_every_chip(cls):
     explorer = cls(chip=V6E)
     assert V6E.label in explorer.figure.axes[0].get_title()
-    assert len(explorer.chip.options) == len(hw.chips())
-    for record in hw.chips():
+    assert len(explorer.chip.options) == len(hw.chips("vendor"))  # the source documents' records only when asked for
+    for record in hw.chips("vendor"):
         explorer.chip.value = record
         assert explorer.image.value[:4] == b"\x89PNG" and record.label in explorer.figure.axes[0].get_title()
 
@@ -177,12 +177,13 @@ def test_roofline_explorer_follows_the_roofline():
 
 
 def test_step_explorer_reports_t_min_and_draws_the_energy_balance_only_where_known():
-    explorer = hw.StepIntensityExplorer(chip=A100, T=64)
+    offered = (A100, V6E, hw.chip("TPU v5e", source="doc000"))
+    explorer = hw.StepIntensityExplorer(chips=offered, chip=A100, T=64)
     assert f"T_min = {hw.t_min(doc002.D_MODEL, A100):,.0f}" in explorer.summary.value
     assert "energy" in explorer.figure.axes[0].get_title()
     explorer.d.value = 384
     assert "no T reaches it" in explorer.summary.value
-    tpu = hw.StepIntensityExplorer(chip=V6E)
+    tpu = hw.StepIntensityExplorer(chips=offered, chip=V6E)
     assert f"T_min = {hw.t_min(doc002.D_MODEL, V6E):,.0f}" in tpu.summary.value
     assert "energy" not in tpu.figure.axes[0].get_title()
     tpu.chip.value = hw.chip("TPU v5e", source="doc000")  # no on-chip memory sourced: no re-blocking term
@@ -203,6 +204,17 @@ def test_memory_explorer_reports_the_budget():
     default = hw.MemoryBudgetExplorer()  # Llama 3 8B on a v5e: one sequence's activations overflow one chip
     assert default.chip.value is hw.chip("TPU v5e") and default.usable.value == hw.doc000.USABLE_FRACTION
     assert "does not fit" in default.summary.value and "tensor, sequence or context parallelism" in default.summary.value
+
+
+def test_memory_explorer_offers_only_the_recipes_it_is_given():
+    offered = hw.literature.RECIPES
+    explorer = hw.MemoryBudgetExplorer(recipes=offered)
+    assert [value for _, value in explorer.recipe.options] == list(offered)
+    assert explorer.recipe.value is hw.recipe("zero_mixed_adam")
+    with pytest.raises(ValueError, match="not among the explorer's recipes"):
+        hw.MemoryBudgetExplorer(recipes=offered, recipe=hw.recipe("doc000_mixed_bf16"))
+    with pytest.raises(TypeError, match="recipes must be a non-empty sequence"):
+        hw.MemoryBudgetExplorer(recipes=["zero_mixed_adam"])
 
 
 def test_kv_explorer_reports_the_cache_and_the_decode_bound():
@@ -288,7 +300,7 @@ def test_squeeze_explorer_reports_the_optimal_batch():
 
 
 def test_explorers_import_only_what_viz_may():
-    allowed = ("__future__", "collections", "contextlib", "io", "ipywidgets", "matplotlib", "numpy", "PIL",
+    allowed = ("__future__", "base64", "collections", "contextlib", "io", "re", "ipywidgets", "matplotlib", "numpy", "PIL",
                "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.serving",
                "hwlib.serving_plan", "hwlib.parallelism",
                "hwlib.energy", "hwlib.layer_model", "hwlib.training", "hwlib.data_parallel", "hwlib.sharding",
@@ -320,3 +332,129 @@ def test_compute_to_commute_explorers_take_a_model():
     assert regime.training_step().flops == pytest.approx(reference.flops)
     with pytest.raises(ValueError, match="not among"):
         hw.StepIntensityExplorer(model=hw.model("mixtral-8x7b"))
+
+
+def test_regime_explorer_takes_the_fabrics_of_a_custom_chip():
+    chip = hw.custom_chip("A100 80GB", peak_flops_per_s=312e12, hbm_bytes_per_s=2.039e12, hbm_bytes=80e9,
+                          on_chip_bytes=40e6, tdp_w=400, static_power_w=60, hbm_energy_j_per_byte=60e-12,
+                          flop_energy_j=0.9e-12)
+    ib = hw.custom_fabric("HDR", bytes_per_s=25e9, kind="scale-out")
+    assert "no scale-out fabric known" in hw.RegimeExplorer(chips=[chip], chip=chip, n_chips=64).summary.value
+    explorer = hw.RegimeExplorer(chips=[chip], chip=chip, n_chips=64, fabrics={chip: {"scale-out": ib}})
+    step = hw.training_step(4096, 2048, chip, 32, n_chips=64, fabric_bytes_per_s=25e9,
+                            n_params=hw.transformer_params(4096, 32, 50000), seq_len=2048)
+    assert f"{step.energy_per_token_j * 1e3:.3g} mJ per token" in explorer.summary.value and "over HDR" in explorer.summary.value
+    assert explorer.fabric_for(chip, "scale-out") is ib
+    explorer.fabric.value = "scale-up"  # a kind the mapping leaves out falls back to regime_fabric
+    assert "no scale-up fabric known" in explorer.summary.value
+    for fabrics, error, match in (([ib], TypeError, "must map a Chip"), ({chip: {"ib": ib}}, ValueError, "fabric kind"),
+                                  ({A100: {"scale-out": ib}}, ValueError, "not among the explorer's chips"),
+                                  ({chip: {"scale-out": 25e9}}, TypeError, "must be a Fabric record")):
+        with pytest.raises(error, match=match):
+            hw.RegimeExplorer(chips=[chip], chip=chip, fabrics=fabrics)
+
+
+# --- honest on a static page: controls disabled in the saved state, enabled once a live front end attaches ---
+
+def _front_end_runs_the_beacon_link(explorer: Explorer) -> None:
+    """What a front end with a kernel does on loading the explorer's link: an update message to the kernel."""
+    link = explorer._beacon_link
+    (source, source_trait), (target, target_trait) = link.source, link.target
+    target._handle_msg({"content": {"data": {"method": "update",
+                                              "state": {target_trait: getattr(source, source_trait)}}}})
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_controls_are_disabled_until_a_live_front_end_attaches(cls):
+    explorer = explorer_of(cls)
+    inputs = [w for w in explorer._inputs]
+    assert set(map(id, explorer.controls)) <= set(map(id, inputs))
+    assert all(widget.disabled for widget in inputs)
+    assert all(widget.get_state()["disabled"] for widget in inputs)  # what a build saves
+    assert "do not recompute" in explorer.banner.value and "make lab" in explorer.banner.value
+    control = explorer.controls[0]
+    control.value = other_value(control)  # a cell of the build moving a control is not a live front end
+    assert not explorer.live and control.disabled and "make lab" in explorer.banner.value
+    # the link runs in the front end only: beacon value -> placeholder, which the kernel observes
+    assert isinstance(explorer._beacon_link, widgets.widget_link.DirectionalLink)
+    assert explorer._beacon.placeholder != explorer._beacon.value
+    _front_end_runs_the_beacon_link(explorer)
+    assert explorer.live and not any(widget.disabled for widget in explorer.controls)
+    assert explorer.banner.value.count("Live.") == 1 and "make lab" not in explorer.banner.value
+    summary = explorer.summary.value
+    control.value = other_value(control)
+    assert explorer.summary.value != summary or (cls, control.description) in PICTURE_UNCHANGED
+
+
+def test_go_live_keeps_a_control_disabled_that_the_explorer_disabled_itself():
+    class Partly(hw.RooflineExplorer):
+        def __init__(self):
+            super().__init__()
+
+        def arrange(self):
+            self.k.disabled = True  # e.g. a control that does not apply
+            return super().arrange()
+
+    explorer = Partly()
+    assert explorer.k.disabled and explorer.m.disabled
+    explorer.go_live()
+    assert explorer.k.disabled and not explorer.m.disabled
+
+
+def test_the_saved_state_a_build_writes_has_the_controls_disabled(tmp_path):
+    """Execute a notebook the way Jupyter Book does (nbclient, no front end) and read its saved widget state."""
+    import nbclient
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import hwlib as hw\nhw.RooflineExplorer(chip=hw.chip('TPU v5e'))")])
+    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3", store_widget_state=True,
+                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    state = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
+    models = [model["state"] for model in state.values()]
+    controls = [m for m in models if m.get("_model_name") in ("DropdownModel", "SelectionSliderModel")]
+    assert len(controls) == 5 and all(m["disabled"] for m in controls)
+    notes = [m["value"] for m in models if m.get("_model_name") == "HTMLModel" and "make lab" in m.get("value", "")]
+    assert len(notes) == 1 and "do not recompute" in notes[0]
+    bundle = notebook.cells[0].outputs[0]["data"]
+    assert {"application/vnd.jupyter.widget-view+json", "image/png", "text/plain"} <= set(bundle)
+    assert "VBox" not in bundle["text/plain"]
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_the_mime_bundle_carries_the_figure_as_a_png_for_print(cls):
+    import base64
+    import io
+
+    import PIL.Image
+
+    explorer = explorer_of(cls)
+    bundle = explorer._repr_mimebundle_()
+    png = base64.b64decode(bundle["image/png"])
+    width, height = PIL.Image.open(io.BytesIO(png)).size
+    assert (width, height) == (round(cls.figsize[0] * 160), round(cls.figsize[1] * 160))
+    assert "VBox" not in bundle["text/plain"] and cls.__name__ in bundle["text/plain"]
+    # printing redrew the canvas at another size: the next move still shows the right picture
+    picture, control = explorer.image.value, explorer.controls[-1]
+    original = control.value
+    control.value = other_value(control)
+    control.value = original
+    assert explorer.image.value == picture
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_dropdowns_are_wide_enough_for_their_labels_and_nothing_wider_than_the_screen(cls):
+    from hwlib.viz.explorers import base
+
+    explorer = explorer_of(cls)
+    for widget in base._tree(explorer.widget):
+        if isinstance(widget, widgets.Dropdown):
+            width = base._pixels(widget.layout.width, 0)
+            description = base._pixels(widget.style.description_width, 80)
+            longest = max(len(label) for label in widget._options_labels)
+            assert width >= description + base._CHAR_PX * longest, (widget.description, widget.layout.width)
+        if isinstance(widget, (widgets.Box, widgets.Image)):
+            assert widget.layout.max_width == "100%", widget
+        elif isinstance(widget, (widgets.ValueWidget, widgets.HTML)):
+            assert widget.layout.max_width == "calc(100% - 4px)", widget  # less its 2 px margins
+    assert "hw-explorer" in explorer.widget._dom_classes and "@media (max-width" in explorer.banner.value

@@ -8,17 +8,28 @@
   Sphinx 7 ("Identifier 'THEBE_JS_URL' has already been declared" in the browser).
 - Notebook downloads: each chapter's executed notebook is copied next to its source so
   that the download menu offers ".ipynb" beside ".md" (the theme does this only when
-  launch buttons are configured).
+  launch buttons are configured). The copy's first cell says how to install hwlib: from its
+  wheel, built into `_downloads/` at the start of the build, or from the repository.
 - Repository link and launch buttons, configured for the repository the book is built
   from: its `origin` remote, when that is a web URL (a local clone has none, and then no
   such buttons). Binder runs the chapters from requirements.txt; a JupyterHub button
   appears when BOOK_JUPYTERHUB_URL names the hub.
+- The PDF book offered for download: once `make pdf` has built `_build/latex/book.pdf`, the
+  HTML build copies it to the site's root and each page's download menu links to it (no PDF,
+  no link).
+- The PDF book (LaTeX builder): a table's `text/latex` form (hwlib.viz.latex) is printed as
+  LaTeX, not as the display math MyST-NB makes of every `text/latex` output; a notebook's
+  figures print at the width of the page (a tall one 14 cm high); a long Markdown table gets column
+  widths from its content (Sphinx would set each column on one line); the bibliography is
+  printed in the References appendix, not after the last appendix.
 """
 
 import os
 import re
 import shutil
 import subprocess
+import sys
+import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -42,7 +53,191 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(executed, target)
+    title = getattr(app.config, "html_title", "") or app.config.project
+    _add_install_cell(target, pagename, getattr(app, "hwlib_wheel", ""), _repository_url(), title)
     context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+INSTALL_CELL_ID = "how-to-run-this-notebook"
+WHEEL_FOLDER = "_downloads"
+"""Where in the HTML output hwlib's wheel is offered, beside the notebooks (``_sources/``)."""
+
+
+def install_text(pagename: str, wheel: str, repository: str, title: str) -> str:
+    """The first Markdown cell of a downloaded chapter notebook: how to install hwlib and run it."""
+    up = "../" * (pagename.count("/") + 1)  # from _sources/<pagename>.ipynb to the site's root
+    clone = f"a clone of the book's repository, {repository} (`git clone {repository}`)" if repository \
+        else "a clone of the book's repository"
+    ways = []
+    if wheel:
+        ways.append(f"- from hwlib's wheel, offered beside this notebook on the book's site "
+                    f"([{wheel}]({up}{WHEEL_FOLDER}/{wheel})): download it, then `pip install {wheel}` "
+                    "(it brings numpy, pandas, matplotlib and ipywidgets; a chapter that measures your machine "
+                    "also needs `pip install \"jax[cpu]\"`);")
+    ways.append(f"- or from {clone}: `make lab` there installs everything into `.venv` and opens every chapter in "
+                "JupyterLab with the numbers in the prose filled in.")
+    return (f"**How to run this notebook.** This is a chapter of *{title}*, executed when the book was built. "
+            "Its code calls the book's library, hwlib (`import hwlib as hw`): install it in your kernel's "
+            "Python environment first,\n\n" + "\n".join(ways) + "\n\nIn this notebook the numbers in the "
+            "prose appear as `{glue:text}` roles, which only the built book and `make lab` fill in.")
+
+
+def _add_install_cell(notebook_path: Path, pagename: str, wheel: str, repository: str, title: str) -> None:
+    """Insert the install cell first in the notebook at ``notebook_path`` (a copy, never a source)."""
+    import nbformat
+
+    notebook = nbformat.read(notebook_path, as_version=4)
+    if notebook.cells and notebook.cells[0].get("id") == INSTALL_CELL_ID:
+        return
+    cell = nbformat.v4.new_markdown_cell(install_text(pagename, wheel, repository, title))
+    cell["id"] = INSTALL_CELL_ID
+    notebook.cells.insert(0, cell)
+    nbformat.write(notebook, notebook_path)
+
+
+def _hwlib_sources() -> list[Path]:
+    return [ROOT / "pyproject.toml", ROOT / "README.md",
+            *(path for path in (ROOT / "hwlib").rglob("*") if path.is_file() and "__pycache__" not in path.parts)]
+
+
+def build_hwlib_wheel(folder: Path) -> str:
+    """hwlib's wheel in ``folder`` (built from a clean copy of the package, again only when a source file is
+    newer than it): its file name, or "" when it could not be built (with a warning)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    built = sorted(folder.glob("hwlib-*.whl"))
+    newest = max(path.stat().st_mtime for path in _hwlib_sources())
+    if built and built[-1].stat().st_mtime >= newest:
+        return built[-1].name
+    with tempfile.TemporaryDirectory() as scratch:
+        source, wheels = Path(scratch) / "hwlib-source", Path(scratch) / "wheels"
+        shutil.copytree(ROOT / "hwlib", source / "hwlib", ignore=shutil.ignore_patterns("__pycache__"))
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy2(ROOT / name, source / name)
+        try:
+            subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
+                            "--wheel-dir", str(wheels), str(source)], check=True, capture_output=True, text=True)
+        except (OSError, subprocess.CalledProcessError) as error:
+            from sphinx.util import logging
+
+            logging.getLogger(__name__).warning(f"hwlib's wheel could not be built, so the notebooks do not offer it: "
+                                                f"{getattr(error, 'stderr', '') or error}")
+            return ""
+        for old in built:
+            old.unlink()
+        (wheel,) = wheels.glob("hwlib-*.whl")
+        shutil.copy2(wheel, folder / wheel.name)
+        return wheel.name
+
+
+def _offer_wheel(app):
+    if app.builder.format == "html":
+        app.hwlib_wheel = build_hwlib_wheel(Path(app.outdir) / WHEEL_FOLDER)
+
+
+def _wheel_in_download_menu(app, pagename, templatename, context, doctree):
+    """The download menu of a chapter offers hwlib's wheel beside its notebook."""
+    wheel = getattr(app, "hwlib_wheel", "")
+    if not wheel or not context.get("ipynb_source"):
+        return
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            group["buttons"].insert(1, {
+                "type": "link", "url": f"{context['pathto'](WHEEL_FOLDER, 1)}/{wheel}", "text": ".whl (hwlib)",
+                "icon": "fas fa-box", "label": "download-hwlib-button",
+                "tooltip": "hwlib, the book's library, to run the notebook: pip install this file"})
+
+
+def _built_pdf(app) -> Path:
+    return Path(app.outdir).parent / "latex" / "book.pdf"
+
+
+def _note_pdf(app, config):
+    pdf = _built_pdf(app)  # a value the HTML pages depend on: they are all written again when the PDF changes
+    config.book_pdf = str(pdf.stat().st_mtime_ns) if pdf.exists() else ""
+
+
+def _offer_pdf(app, pagename, templatename, context, doctree):
+    if not app.config.book_pdf:
+        return
+    for group in context.get("header_buttons", []):
+        if group.get("label") == "download-buttons":
+            group["buttons"].append({"type": "link", "url": context["pathto"]("book.pdf", 1), "text": "book (PDF)",
+                                     "tooltip": "Download the whole book as a PDF", "icon": "fas fa-book",
+                                     "label": "download-book-pdf-button"})
+
+
+def _copy_pdf(app, exception):
+    if exception is None and app.builder.format == "html" and app.config.book_pdf:
+        shutil.copy2(_built_pdf(app), Path(app.outdir) / "book.pdf")
+
+
+def _shown_width(node) -> tuple[float, float]:
+    """A table cell's printed width and its widest word, in characters of the text font (roughly): code is
+    wider, math (its symbols, not its LaTeX source) narrower."""
+    from docutils import nodes
+
+    words, total = [0.0], 0.0
+    for part in node.findall(lambda n: isinstance(n, (nodes.math, nodes.Text))):
+        if isinstance(part, nodes.math):
+            text, scale = re.sub(r"[{}_^\\ ]", "", re.sub(r"\\[a-zA-Z]+", "x", re.sub(r"\\(mathrm|text)", "",
+                                                                                     part.astext()))), 0.8
+        elif isinstance(part.parent, nodes.math):
+            continue
+        else:
+            text, scale = part.astext(), 1.3 if isinstance(part.parent, nodes.literal) else 1.0
+        total += scale * len(text)
+        words += [scale * len(word) for word in text.split()]
+    return total, max(words)
+
+
+def _bibliography_in_references(doctree):
+    """Move the bibliography Sphinx gathers at the end of the PDF into the References appendix (label
+    app-references), without a chapter of its own (hwbook.sty's \\hwbibliographyhere)."""
+    from docutils import nodes
+    from sphinx.builders.latex.nodes import thebibliography
+
+    bibliography = next(iter(doctree.findall(thebibliography)), None)
+    section = next(iter(doctree.findall(lambda n: isinstance(n, nodes.section) and "app-references" in n["ids"])),
+                   None)
+    if bibliography is None or section is None:
+        return
+    bibliography.parent.remove(bibliography)
+    section += [nodes.raw("", r"\begingroup\hwbibliographyhere", format="latex"), bibliography,
+                nodes.raw("", r"\endgroup", format="latex")]
+
+
+def _tables_as_latex(app, doctree, docname):
+    if app.builder.format != "latex":
+        return
+    from docutils import nodes
+
+    from hwlib.viz.latex import LATEX_MARK, share_width
+
+    for node in list(doctree.findall(nodes.math_block)):
+        if node.astext().lstrip().startswith(LATEX_MARK):
+            node.replace_self(nodes.raw("", node.astext(), format="latex"))
+    for image in doctree.findall(nodes.image):  # a notebook's figures at the width of the page
+        path = Path(app.srcdir, image["uri"]).resolve()
+        if "jupyter_execute" in path.parts and path.suffix == ".png" and not {"width", "scale"} & set(image):
+            from PIL import Image
+
+            with Image.open(path) as png:
+                if png.height <= 0.85 * png.width:
+                    image["width"] = "100%"
+                else:  # a tall one as tall as leaves room for its caption
+                    image["height"] = "14cm"
+    _bibliography_in_references(doctree)
+    for table in doctree.findall(nodes.table):  # Sphinx would set a long table's columns on one line each
+        rows, colspecs = list(table.findall(nodes.row)), list(table.findall(nodes.colspec))
+        if len(rows) > 30 and "colwidths-given" not in table["classes"]:
+            sizes = [[_shown_width(entry) for entry in row.children[:len(colspecs)]] for row in rows]
+            natural = {j: max(row[j][0] for row in sizes if j < len(row)) + 3 for j in range(len(colspecs))}
+            least = {j: max(max(row[j][1] for row in sizes if j < len(row)), 3) + 4
+                     for j in range(len(colspecs))}  # characters, with 3-4 for the space between columns
+            width = share_width(least, natural, 100 - sum(least.values()))
+            for j, colspec in enumerate(colspecs):
+                colspec["colwidth"] = max(round(10 * width[j]), 1)
+            table["classes"].append("colwidths-given")
 
 
 def _repository_url() -> str:
@@ -81,5 +276,12 @@ def setup(app):
     app.add_js_file("mathjax2-hub-shim.js", priority=600, defer="defer")
     app.connect("html-page-context", _drop_repeated_scripts, priority=900)
     app.connect("html-page-context", _offer_notebook, priority=500)
+    app.connect("builder-inited", _offer_wheel)
+    app.connect("html-page-context", _wheel_in_download_menu, priority=502)
     app.connect("config-inited", _repository_buttons)
+    app.connect("doctree-resolved", _tables_as_latex)
+    app.add_config_value("book_pdf", "", "html")
+    app.connect("config-inited", _note_pdf)
+    app.connect("html-page-context", _offer_pdf, priority=502)
+    app.connect("build-finished", _copy_pdf)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

@@ -7,6 +7,15 @@ of it; otherwise it restores that copy and draws only the dynamic (animated) art
 canvas is then encoded as a lightly compressed PNG into an ``ipywidgets.Image``, which keeps an
 update well under 100 ms and lets a built page show the saved state.
 
+Honest on a static page: the controls are built disabled, so the widget state a book build saves
+(its kernel has no front end) shows them greyed out under a note that says the figure is saved and
+that ``make lab`` runs it live. A front end attached to a live kernel (JupyterLab, Notebook, VS Code)
+runs a small link between two traits of a hidden beacon widget as soon as it loads it; the change
+reaches the kernel, which then enables the controls (:meth:`Explorer.go_live`). A static page runs
+the link too but has no kernel to tell. Controls fit a phone-width screen (rows wrap, dropdowns are
+as wide as their longest label and put their description above them there), and the MIME bundle
+carries the figure as ``image/png`` too, which a PDF prints where it cannot show a widget.
+
 A subclass declares its controls (as attributes, so tools can find them), then calls
 ``Explorer.__init__(self, controls)`` and implements :meth:`~Explorer.setup` (axes and artists;
 returns the dynamic ones), :meth:`~Explorer.draw_background` (what stays fixed for one key),
@@ -16,8 +25,10 @@ control depends on another, :meth:`~Explorer.sync`. Used by every chapter's expl
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import io
+import re
 from collections.abc import Iterator, Sequence
 
 import ipywidgets as widgets
@@ -31,12 +42,31 @@ from hwlib.data.records import ENERGY_FIELDS, Chip, require_chips
 from hwlib.viz.style import STYLE
 
 _UNSET = object()
-SAVED_STATE_NOTE = ("<small><i>This figure and summary show the state saved when the page was built; on a static "
-                    "page the controls do not recompute. To explore, run the chapter in a kernel: <code>make lab</code> "
-                    "in the repository opens every chapter as a notebook.</i></small>")
-"""What an explorer says until a control moves (all a static page ever shows)."""
-LIVE_NOTE = "<small><i>Live: every change recomputes the figure and the summary.</i></small>"
-"""What it says once a control has moved in a running kernel."""
+_NOTE_BOX = ("border-left: 3px solid #8a8a80; background: #f7f7f4; padding: 4px 8px; font-size: 0.92em; "
+             "line-height: 1.45; max-width: 40em")
+_NARROW_CSS = ("<style>@media (max-width: 560px) {"
+               " .hw-explorer .widget-dropdown { flex-wrap: wrap; height: auto !important;"
+               " width: calc(100% - 4px) !important; }"
+               " .hw-explorer .widget-dropdown > .widget-label { width: 100% !important; max-width: 100% !important;"
+               " height: auto; line-height: 1.5; text-align: left; }"
+               " .hw-explorer .widget-dropdown > select { flex: 1 1 100%; max-width: 100%; }"
+               " .hw-explorer .widget-hbox > .widget-vbox { flex: 1 1 100%; } }</style>")
+"""On a phone-width screen a dropdown's description moves above it, so long option labels keep the full width."""
+SAVED_STATE_NOTE = (f'<div class="hw-explorer-note" style="{_NOTE_BOX}"><b>Saved figure.</b> This is the state '
+                    "saved when the page was built: on a static page the controls do not recompute, so they are "
+                    "greyed out. To explore, run the chapter live in a kernel: <code>make lab</code>, from a clone "
+                    f"of the book's repository.</div>{_NARROW_CSS}")
+"""What an explorer says until a live front end is attached (all a static page ever shows)."""
+LIVE_NOTE = (f'<div class="hw-explorer-note" style="{_NOTE_BOX}"><b>Live.</b> Every change recomputes the figure '
+             f"and the summary.</div>{_NARROW_CSS}")
+"""What it says once a front end with a running kernel is attached (its controls are enabled then)."""
+PRINT_DPI = 160
+"""Resolution of the static figure in an explorer's ``image/png`` form (what the PDF edition prints)."""
+_CHAR_PX, _DROPDOWN_PAD_PX, _DEFAULT_DESCRIPTION_PX, _DEFAULT_WIDTH_PX = 7.4, 36, 80, 300
+"""A dropdown's room for its labels: ~7.4 px per character at the widgets' 13 px font, the arrow and padding,
+and ipywidgets' default description and control widths."""
+_FULL_WIDTH = "calc(100% - 4px)"
+"""The widest a control may be: its container's width less its own 2 px margins."""
 
 
 def _wrapping(widget: widgets.Widget) -> widgets.Widget:
@@ -46,6 +76,50 @@ def _wrapping(widget: widgets.Widget) -> widgets.Widget:
     for child in getattr(widget, "children", ()):
         _wrapping(child)
     return widget
+
+
+def _tree(widget: widgets.Widget) -> Iterator[widgets.Widget]:
+    """``widget`` and every widget inside it, depth first."""
+    yield widget
+    for child in getattr(widget, "children", ()):
+        yield from _tree(child)
+
+
+def _pixels(value: object, default: float) -> float:
+    """A CSS length in px (``"330px"``) as a number; ``default`` when unset or in other units."""
+    match = isinstance(value, str) and re.fullmatch(r"\s*([0-9.]+)px\s*", value)
+    return float(match.group(1)) if match else default
+
+
+def _own_layout(widget: widgets.Widget, **changes: str) -> None:
+    """Give ``widget`` a Layout of its own (controls often share one) with ``changes`` applied."""
+    traits = {name: getattr(widget.layout, name) for name in widget.layout.keys
+              if not name.startswith("_") and getattr(widget.layout, name) is not None}
+    widget.layout = widgets.Layout(**{**traits, **changes})
+
+
+def fit_dropdown(dropdown: widgets.Dropdown) -> None:
+    """Widen ``dropdown`` until its longest option label shows whole (its layout caps it at its container's
+    width; on a phone-width screen ``_NARROW_CSS`` puts its description above it)."""
+    description = _pixels(dropdown.style.description_width, _DEFAULT_DESCRIPTION_PX if dropdown.description else 0)
+    longest = max((len(label) for label in dropdown._options_labels), default=0)
+    needed = description + _CHAR_PX * longest + _DROPDOWN_PAD_PX
+    dropdown.layout.width = f"{max(_pixels(dropdown.layout.width, _DEFAULT_WIDTH_PX), needed):.0f}px"
+
+
+def _fit_to_screen(root: widgets.Widget) -> None:
+    """Every control within its container's width, every dropdown wide enough for its labels."""
+    for widget in _tree(root):
+        if isinstance(widget, widgets.Dropdown):
+            _own_layout(widget, max_width=_FULL_WIDTH)
+            fit_dropdown(widget)
+            widget.observe(lambda change: fit_dropdown(change["owner"]), names="_options_labels")  # new options
+        elif isinstance(widget, widgets.Image):
+            _own_layout(widget, max_width="100%", height="auto", margin="2px 0")
+        elif isinstance(widget, widgets.Box) and widget.layout.max_width is None:
+            widget.layout.max_width = "100%"
+        elif isinstance(widget, (widgets.ValueWidget, widgets.HTML)) and widget.layout.max_width is None:
+            widget.layout.max_width = _FULL_WIDTH
 
 
 def png_bytes(canvas: FigureCanvasAgg) -> bytes:
@@ -143,8 +217,23 @@ class Explorer:
         for control in self.controls:
             control.observe(self.update, names="value")
         self.banner = widgets.HTML(SAVED_STATE_NOTE, layout=widgets.Layout(margin="0 0 6px 0"))
+        self.live = False
         self.update()
         self.widget = widgets.VBox([self.banner, _wrapping(self.arrange())])
+        self.widget.add_class("hw-explorer")
+        _fit_to_screen(self.widget)
+        # Honest on a static page: every control starts disabled, and so does the state saved when the book is
+        # built (the build's kernel has no front end). A front end attached to a live kernel runs the link below
+        # as soon as it loads it: it copies the beacon's value into its placeholder and sends that to the kernel,
+        # whose observer then enables the controls (go_live). A static page runs the link too, but has no
+        # kernel to tell, so its controls stay greyed out.
+        self._inputs = [w for w in dict.fromkeys([*self.controls, *_tree(self.widget)]) if w.has_trait("disabled")]
+        self._enabled = {id(w): w.disabled for w in self._inputs}
+        for widget in self._inputs:
+            widget.disabled = True
+        self._beacon = widgets.Text(value="live", placeholder="")
+        self._beacon.observe(lambda change: self.go_live(), names="placeholder")
+        self._beacon_link = widgets.jsdlink((self._beacon, "value"), (self._beacon, "placeholder"))
 
     # --- what subclasses provide ------------------------------------------------------------
 
@@ -202,8 +291,34 @@ class Explorer:
                     artist.axes.draw_artist(artist)
         self.summary.value = summary
         self.image.value = png_bytes(self._canvas)
-        if change is not None:  # a control moved: a kernel is running, so the figure is live
-            self.banner.value = LIVE_NOTE
+
+    def go_live(self) -> None:
+        """Enable the controls and say so: a front end with a running kernel is attached (or a caller says so)."""
+        if self.live:
+            return
+        self.live = True
+        for widget in self._inputs:
+            widget.disabled = self._enabled[id(widget)]
+        self.banner.value = LIVE_NOTE
+
+    def print_png(self, dpi: float = PRINT_DPI) -> bytes:
+        """The figure as the controls stand, as PNG bytes at ``dpi`` (what a printed edition shows)."""
+        with mpl.rc_context(STYLE):
+            for artist in self._dynamic:
+                artist.set_animated(False)
+            try:
+                buffer = io.BytesIO()
+                self.figure.savefig(buffer, format="png", dpi=dpi)
+            finally:
+                for artist in self._dynamic:
+                    artist.set_animated(True)
+        self._key = _UNSET  # the canvas was redrawn at another size: the next update draws it whole again
+        return buffer.getvalue()
 
     def _repr_mimebundle_(self, **kwargs: object) -> dict:
-        return self.widget._repr_mimebundle_(**kwargs)
+        """The widget view, and beside it the figure as a PNG and a line of text for outputs that cannot show
+        widgets (a PDF prints the PNG; the HTML book and JupyterLab prefer the widget view)."""
+        bundle = dict(self.widget._repr_mimebundle_(**kwargs))
+        bundle["image/png"] = base64.b64encode(self.print_png()).decode("ascii")
+        bundle["text/plain"] = f"{type(self).__name__}: an interactive figure; run its chapter in a kernel to explore"
+        return bundle
