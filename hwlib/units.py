@@ -93,8 +93,11 @@ def format_flops(flops: float, *, digits: int = 3) -> str:
 def format_seconds(seconds: float, *, digits: int = 3) -> str:
     """A duration as 's', 'ms', 'µs' or 'ns', e.g. '1.31 ms'."""
     value = float(as_real_array("seconds", seconds, minimum=0.0))
-    for scale, unit in ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns")):
+    units = ((1.0, "s"), (1e-3, "ms"), (1e-6, "µs"), (1e-9, "ns"))
+    for index, (scale, unit) in enumerate(units):
         if value >= scale:
+            if index and round(value / scale, digits - 3) >= 1000:  # 0.9997 s is '1 s', not '1,000 ms'
+                scale, unit = units[index - 1]
             return f"{format_number(value / scale, digits)} {unit}"
     return f"{format_number(value / 1e-9, digits)} ns" if value else "0 ns"
 

@@ -87,3 +87,7 @@ def test_formatted_quantities_never_print_an_exponent(value):
     texts = (hw.format_bytes(value * hw.MiB), hw.format_seconds(value * 1e-3), hw.format_bytes_per_s(value * 1e9),
              hw.format_flops_per_s(value * 1e12))
     assert not any("e+" in text or "e-" in text for text in texts), texts
+
+
+def test_seconds_that_round_up_to_the_next_unit_take_it():
+    assert [hw.format_seconds(v) for v in (0.9997, 0.9994, 999.6e-6)] == ["1 s", "999 ms", "1 ms"]
