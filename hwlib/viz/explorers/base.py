@@ -161,6 +161,15 @@ def default_record(preferred: object, offered: Sequence[object]) -> object:
     return preferred if any(preferred is record for record in offered) else offered[0]
 
 
+def offered_records(name: str, given: object, chosen: object, defaults: Sequence[object], preferred: object,
+                    kind: type, example: str) -> tuple[tuple, object]:
+    """A dropdown's records (``given``, else ``defaults``) and the one it shows (``chosen``, else ``preferred``
+    where offered), each checked as ``records_of`` and ``choose`` check them."""
+    records = tuple(defaults) if given is None else records_of(f"{name}s", given, kind)
+    value = default_record(preferred, records) if chosen is None else chosen
+    return records, choose(name, value, records, kind, example)
+
+
 def options_in(name: str, value: object, options: Sequence[object], what: str | None = None) -> object:
     """``value`` if it is one of ``options``, else a ValueError naming ``name`` and what is allowed."""
     if isinstance(value, bool) or value not in options:

@@ -34,6 +34,7 @@ from hwlib.viz.explorers.base import (
     choose,
     default_record,
     number_in,
+    offered_records,
     options_in,
     record_dropdown,
     records_of,
@@ -60,9 +61,7 @@ def deployable_chips() -> tuple[Chip, ...]:
 
 
 def _offered_chips(chips: Sequence[Chip] | None, chip: Chip | None, default: str) -> tuple[tuple[Chip, ...], Chip]:
-    records = deployable_chips() if chips is None else records_of("chips", chips, Chip)
-    chip = default_record(find_chip(default), records) if chip is None else chip
-    return records, choose("chip", chip, records, Chip, f"hw.chip({default!r})")
+    return offered_records("chip", chips, chip, deployable_chips(), find_chip(default), Chip, f"hw.chip({default!r})")
 
 
 def _offered_models(models: Sequence[ModelShape] | None, model: ModelShape | None, need_width: bool

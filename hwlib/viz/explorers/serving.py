@@ -21,12 +21,10 @@ from hwlib.units import format_seconds
 from hwlib.viz.explorers.memory import deployable_chips
 from hwlib.viz.explorers.base import (
     Explorer,
-    choose,
     chip_dropdown,
-    default_record,
+    offered_records,
     options_in,
     record_dropdown,
-    records_of,
 )
 from hwlib.viz.style import PALETTE
 
@@ -59,12 +57,10 @@ class ServingExplorer(Explorer):
     def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
                  n_chips: int = 8, precision: str = "bf16", context_len: int = CONTEXTS[3], batch: int = 32) -> None:
-        chip_records = deployable_chips() if chips is None else records_of("chips", chips, Chip)
-        chip = default_record(find_chip("H100-SXM"), chip_records) if chip is None else chip
-        choose("chip", chip, chip_records, Chip, "hw.chip('H100-SXM')")
-        model_records = servable_models() if models is None else records_of("models", models, ModelShape)
-        model = default_record(find_model("Llama 3 70B"), model_records) if model is None else model
-        choose("model", model, model_records, ModelShape, "hw.model('Llama 3 70B')")
+        chip_records, chip = offered_records("chip", chips, chip, deployable_chips(), find_chip("H100-SXM"), Chip,
+                                             "hw.chip('H100-SXM')")
+        model_records, model = offered_records("model", models, model, servable_models(), find_model("Llama 3 70B"),
+                                               ModelShape, "hw.model('Llama 3 70B')")
         options_in("n_chips", n_chips, tensor_parallel_sizes(model, chip))
         options_in("precision", precision, tuple(PRECISIONS))
         options_in("context_len", context_len, CONTEXTS, f"a power of two from {CONTEXTS[0]} to {CONTEXTS[-1]}")

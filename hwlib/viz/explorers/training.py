@@ -17,7 +17,7 @@ from hwlib.data.records import Cluster, ModelShape
 from hwlib.memory import RECOMPUTE
 from hwlib.parallelism import STEP_PARTS, Mesh, train_step
 from hwlib.units import format_bytes, format_seconds
-from hwlib.viz.explorers.base import Explorer, choose, default_record, options_in, record_dropdown, records_of
+from hwlib.viz.explorers.base import Explorer, offered_records, options_in, record_dropdown
 from hwlib.viz.explorers.serving import servable_models
 from hwlib.viz.style import PALETTE
 
@@ -54,12 +54,10 @@ class TrainingExplorer(Explorer):
                  models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
                  n_chips: int = 256, tp: int = 8, pp: int = 1, cp: int = 1, recompute: str = "selective",
                  global_batch_tokens: int = BATCH_TOKENS[3], seq_len: int = SEQ_LENS[2]) -> None:
-        cluster_records = _vendor_clusters() if clusters is None else records_of("clusters", clusters, Cluster)
-        cluster = default_record(find_cluster("hgx-h100-ndr"), cluster_records) if cluster is None else cluster
-        choose("cluster", cluster, cluster_records, Cluster, "hw.cluster('hgx-h100-ndr')")
-        model_records = servable_models() if models is None else records_of("models", models, ModelShape)
-        model = default_record(find_model("Llama 3 70B"), model_records) if model is None else model
-        choose("model", model, model_records, ModelShape, "hw.model('Llama 3 70B')")
+        cluster_records, cluster = offered_records("cluster", clusters, cluster, _vendor_clusters(),
+                                                   find_cluster("hgx-h100-ndr"), Cluster, "hw.cluster('hgx-h100-ndr')")
+        model_records, model = offered_records("model", models, model, servable_models(), find_model("Llama 3 70B"),
+                                               ModelShape, "hw.model('Llama 3 70B')")
         for name, value, options in (("n_chips", n_chips, CHIP_COUNTS), ("tp", tp, DEGREES), ("pp", pp, DEGREES),
                                      ("cp", cp, DEGREES), ("recompute", recompute, RECOMPUTE),
                                      ("global_batch_tokens", global_batch_tokens, BATCH_TOKENS),
