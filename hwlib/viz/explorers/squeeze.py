@@ -20,11 +20,9 @@ from hwlib.training import transformer_params
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,
-    choose,
-    default_record,
+    offered_records,
     options_in,
     record_dropdown,
-    records_of,
 )
 from hwlib.viz.style import PALETTE
 
@@ -59,9 +57,8 @@ class BatchSqueezeExplorer(Explorer):
     def __init__(self, clusters: Sequence[Cluster] | None = None, cluster: Cluster | None = None,
                  n_params: float = DOC002_PARAMS, n_chips: int = doc002.TABLE6_CHIP_COUNTS[1],
                  critical_batch_tokens: float = doc002.CRITICAL_BATCH.value) -> None:
-        records = all_clusters() if clusters is None else records_of("clusters", clusters, Cluster)
-        cluster = default_record(find_cluster("hgx-a100-hdr"), records) if cluster is None else cluster
-        choose("cluster", cluster, records, Cluster, "hw.cluster('hgx-a100-hdr')")
+        records, cluster = offered_records("cluster", clusters, cluster, all_clusters(), find_cluster("hgx-a100-hdr"),
+                                           Cluster, "hw.cluster('hgx-a100-hdr')")
         options_in("n_params", n_params, SQUEEZE_PARAMS)
         options_in("n_chips", n_chips, SQUEEZE_CHIPS)
         options_in("critical_batch_tokens", critical_batch_tokens, SQUEEZE_CRITICAL)
