@@ -189,3 +189,11 @@ def test_a_chapter_the_build_did_not_run_is_run_once_for_its_numbers(tmp_path):
     assert prose.metadata["user_expressions"][0]["result"]["data"]["text/plain"] == expected
     lab_copies.write_lab_copies(book, tmp_path / "lab", None, log=logs.append)
     assert len(logs) == 1  # kept: not run again
+
+
+def test_a_format_that_cannot_format_the_value_names_itself():
+    from hwlib.viz.glue import format_glued_text
+    with pytest.raises(ValueError, match=r"fmt '\.2f' cannot format the glued value \"'abc'\""):
+        format_glued_text("'abc'", ".2f")
+    with pytest.raises(ValueError, match="fmt 'q'"):
+        format_glued_text("3.5", "q")

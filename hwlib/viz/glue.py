@@ -74,10 +74,13 @@ def format_glued_text(text: str, fmt: str = "s") -> str:
     if fmt == "":
         return str(value)
     kind = fmt[-1]
-    if kind == "s":
-        value = str(value)
-    elif kind in "bcdoxX":
-        value = int(value)
-    elif kind in "eEfFgGn%":
-        value = float(value)
-    return format(value, fmt)
+    try:
+        if kind == "s":
+            value = str(value)
+        elif kind in "bcdoxX":
+            value = int(value)
+        elif kind in "eEfFgGn%":
+            value = float(value)
+        return format(value, fmt)
+    except (TypeError, ValueError) as error:
+        raise ValueError(f"fmt {fmt!r} cannot format the glued value {text!r}: {error}") from None
