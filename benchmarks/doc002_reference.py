@@ -15,8 +15,10 @@ import re
 from pathlib import Path
 
 SEED = Path(__file__).resolve().parents[2] / "shared" / "seeds" / "002_501c62d3c87c2a8c.txt"
-_STATEMENT = re.compile(r" (?=(?:P|F|Z|B_W|B_act|t_mm|t_ew|t|E_arith|E_hbm_w|E_hbm_a|E_static) = "
-                        r"|F \+= |if s:|return dict\()")
+_STATEMENT = re.compile(
+    r" (?=(?:P|F|Z|B_W|B_act|t_mm|t_ew|t|E_arith|E_hbm_w|E_hbm_a|E_static) = "
+    r"|F \+= |if s:|return dict\()"
+)
 
 
 def load(seed: Path = SEED) -> tuple[object, dict]:

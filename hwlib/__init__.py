@@ -15,25 +15,15 @@ from __future__ import annotations
 import importlib
 import types
 
-from hwlib.units import (
-    BITS_PER_BYTE,
-    BYTES_PER_ELEMENT,
-    GB,
-    MB,
-    TB,
-    TERA,
-    GiB,
-    KiB,
-    MiB,
-    convert_bytes,
-    dtype_bytes,
-    format_bytes,
-    format_bytes_per_s,
-    format_flops,
-    format_flops_per_s,
-    format_number,
-    format_quantity,
-    format_seconds,
+from hwlib.collectives import (
+    COLLECTIVES,
+    allreduce_time_s,
+    collective_time_s,
+    hierarchical_allreduce_time_s,
+    hierarchy,
+    ring,
+    switch,
+    torus,
 )
 from hwlib.data import (
     Chip,
@@ -67,31 +57,15 @@ from hwlib.data import (
     training_measurements,
     training_runs,
 )
-from hwlib.roofline import (
-    attainable_flops_per_s,
-    elementwise_intensity,
-    is_compute_bound,
-    matmul_bytes,
-    matmul_flops,
-    matmul_intensity,
-    ridge_point,
-    roofline_time_s,
+from hwlib.data_parallel import (
+    batch_squeeze,
+    cluster_squeeze,
+    critical_batch_from_loss,
+    optimal_batch_tokens,
+    steps_to_target,
+    time_to_target,
+    tokens_to_target,
 )
-from hwlib.memory import (
-    RECOMPUTE,
-    activation_bytes,
-    chips_needed,
-    deployment_chips,
-    deployment_name,
-    kv_cache_bytes,
-    logits_bytes,
-    max_params,
-    tokens_that_fit,
-    training_state_breakdown,
-    training_state_bytes,
-    usable_bytes,
-)
-from hwlib.sharding import training_memory
 from hwlib.energy import (
     ADD_EQUIVALENT_J,
     add_equivalent_distance_mm,
@@ -117,15 +91,34 @@ from hwlib.layer_model import (
     t_min,
     t_min_large_d,
 )
-from hwlib.collectives import (
-    COLLECTIVES,
-    allreduce_time_s,
-    collective_time_s,
-    hierarchical_allreduce_time_s,
-    hierarchy,
-    ring,
-    switch,
-    torus,
+from hwlib.measure.device import device_info, estimated_cpu_peak, measurement_plan, theoretical_peaks
+from hwlib.measure.timing import measure_matmul, measure_matmuls, measure_stream, measured_chip
+from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost
+from hwlib.memory import (
+    RECOMPUTE,
+    activation_bytes,
+    chips_needed,
+    deployment_chips,
+    deployment_name,
+    kv_cache_bytes,
+    logits_bytes,
+    max_params,
+    tokens_that_fit,
+    training_state_breakdown,
+    training_state_bytes,
+    usable_bytes,
+)
+from hwlib.parallelism import STEP_PARTS, Mesh, TrainStep, train_step
+from hwlib.placement import group_topology
+from hwlib.roofline import (
+    attainable_flops_per_s,
+    elementwise_intensity,
+    is_compute_bound,
+    matmul_bytes,
+    matmul_flops,
+    matmul_intensity,
+    ridge_point,
+    roofline_time_s,
 )
 from hwlib.serving import (
     PRECISIONS,
@@ -147,7 +140,8 @@ from hwlib.serving_plan import (
     tensor_parallel_sizes,
     throughput_bound,
 )
-from hwlib.parallelism import STEP_PARTS, Mesh, TrainStep, group_topology, train_step
+from hwlib.sharding import training_memory
+from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
 from hwlib.training_plan import (
     candidate_meshes,
     fsdp_threshold_tokens,
@@ -155,45 +149,80 @@ from hwlib.training_plan import (
     plan_meshes,
     training_run_bound,
 )
-from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
-from hwlib.data_parallel import (
-    batch_squeeze,
-    cluster_squeeze,
-    critical_batch_from_loss,
-    optimal_batch_tokens,
-    steps_to_target,
-    time_to_target,
-    tokens_to_target,
+from hwlib.units import (
+    BITS_PER_BYTE,
+    BYTES_PER_ELEMENT,
+    GB,
+    MB,
+    TB,
+    TERA,
+    GiB,
+    KiB,
+    MiB,
+    convert_bytes,
+    dtype_bytes,
+    format_bytes,
+    format_bytes_per_s,
+    format_flops,
+    format_flops_per_s,
+    format_number,
+    format_quantity,
+    format_seconds,
 )
-from hwlib.measure.device import device_info, estimated_cpu_peak, measurement_plan, theoretical_peaks
-from hwlib.measure.timing import measure_matmul, measure_matmuls, measure_stream, measured_chip
-from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost
 
-_SOURCE_MODULES = {"hwlib.data.doc000", "hwlib.data.doc002", "hwlib.data.literature", "hwlib.data.serving_measurements",
-                   "hwlib.data.training_measurements"}
+_SOURCE_MODULES = {
+    "hwlib.data.doc000",
+    "hwlib.data.doc002",
+    "hwlib.data.literature",
+    "hwlib.data.serving_measurements",
+    "hwlib.data.training_measurements",
+}
 """The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""
 
 _VIZ = {
     "hwlib.viz.glue": ("glue", "glued_text"),
     "hwlib.viz.style": ("PALETTE", "use_book_style"),
     "hwlib.viz.tables": (
-        "balance_table", "byte_cost_table", "chip_table", "elementwise_tax_table", "fabric_table",
-        "measurements_table", "provenance_table", "plan_training", "regime_table", "serving_check_table", "serving_sources_table", "squeeze_table", "t_min_table", "training_check_table",
-        "symbol_table", "xla_counts_table", "xla_layer_table",
+        "balance_table",
+        "byte_cost_table",
+        "chip_table",
+        "elementwise_tax_table",
+        "fabric_table",
+        "measurements_table",
+        "provenance_table",
+        "regime_table",
+        "squeeze_table",
+        "t_min_table",
+        "symbol_table",
+        "xla_counts_table",
+        "xla_layer_table",
     ),
+    "hwlib.viz.check_tables": ("plan_training", "serving_check_table", "serving_sources_table", "training_check_table"),
     "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),
     "hwlib.viz.memory_figures": ("plot_activations", "plot_decode_bound", "plot_kv_per_token", "plot_max_params"),
     "hwlib.viz.commute_figures": (
-        "plot_energy_per_flop", "plot_energy_shares", "plot_regimes", "plot_step_intensity", "plot_t_min",
+        "plot_energy_per_flop",
+        "plot_energy_shares",
+        "plot_regimes",
+        "plot_step_intensity",
+        "plot_t_min",
         "plot_time_to_target",
     ),
     "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
     "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
     "hwlib.viz.training_figures": ("plot_step_breakdown",),
     "hwlib.viz.explorers": (
-        "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "KVCacheExplorer",
-        "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "ServingExplorer",
-        "StepIntensityExplorer", "TrainingExplorer",
+        "BatchSqueezeExplorer",
+        "ByteEnergyExplorer",
+        "EnergyShareExplorer",
+        "KVCacheExplorer",
+        "MemoryBudgetExplorer",
+        "ModelShapeExplorer",
+        "RegimeExplorer",
+        "RooflineExplorer",
+        "ServingExplorer",
+        "StepIntensityExplorer",
+        "TrainingExplorer",
     ),
 }
 _LAZY = {name: module for module, names in _VIZ.items() for name in names}
@@ -213,13 +242,11 @@ def __dir__() -> list[str]:
 
 
 __all__ = sorted(
-    name for name, value in globals().items()
-    if not name.startswith("_") and name not in {"annotations", "importlib"}
+    name
+    for name, value in globals().items()
+    if not name.startswith("_")
+    and name not in {"annotations", "importlib"}
     and (not isinstance(value, types.ModuleType) or value.__name__ in _SOURCE_MODULES)
 ) + sorted(_LAZY)
 
 __version__ = "0.2.0"
-
-from hwlib.viz.latex import register_latex_forms as _register_latex_forms  # noqa: E402 (imports nothing heavy)
-
-_register_latex_forms()  # under IPython, tables also print as LaTeX: the PDF book's form of each table

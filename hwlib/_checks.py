@@ -123,4 +123,3 @@ def one_of(name: str, value: object, allowed: Iterable[str]) -> str:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     return value
-

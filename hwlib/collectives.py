@@ -27,25 +27,41 @@ from hwlib._checks import Number, broadcast, non_negative, one_of, positive, sca
 from hwlib.data import doc002
 
 
-def allreduce_time_s(n_params: Number, n_chips: Number, fabric_bytes_per_s: Number,
-                     b_ar: Number = doc002.B_AR, *, latency_s: Number = 0.0) -> Number:
+def allreduce_time_s(
+    n_params: Number,
+    n_chips: Number,
+    fabric_bytes_per_s: Number,
+    b_ar: Number = doc002.B_AR,
+    *,
+    latency_s: Number = 0.0,
+) -> Number:
     """Seconds of a ring all-reduce: b_ar P (N - 1) / N / fabric bandwidth + 2 (N - 1) latency_s (0 for N = 1).
 
     ``fabric_bytes_per_s`` is per direction per chip (``hw.fabric(...).bytes_per_s``); ``n_params``
     counts elements (gradients, or activations in "Serving a model"). Chapter "A 7B model, regime by regime".
     """
     params, chips, bandwidth, size, alpha = broadcast(
-        n_params=positive("n_params", n_params), n_chips=positive("n_chips", n_chips, integral=True),
-        fabric_bytes_per_s=positive("fabric_bytes_per_s", fabric_bytes_per_s), b_ar=non_negative("b_ar", b_ar),
-        latency_s=non_negative("latency_s", latency_s))
+        n_params=positive("n_params", n_params),
+        n_chips=positive("n_chips", n_chips, integral=True),
+        fabric_bytes_per_s=positive("fabric_bytes_per_s", fabric_bytes_per_s),
+        b_ar=non_negative("b_ar", b_ar),
+        latency_s=non_negative("latency_s", latency_s),
+    )
     # a ring all-reduce sends each byte twice: b_ar P = 2 x (bytes of the array)
     hops, moved = _ring_terms("all-reduce", size * params / 2.0, chips, bandwidth, alpha)
     return scalar_or_array(hops + moved)
 
 
-def hierarchical_allreduce_time_s(n_params: Number, n_chips: Number, node_bytes_per_s: Number,
-                                  network_bytes_per_s: Number | None, node_size: Number,
-                                  b_ar: Number = doc002.B_AR, *, pipelined: bool = False) -> Number:
+def hierarchical_allreduce_time_s(
+    n_params: Number,
+    n_chips: Number,
+    node_bytes_per_s: Number,
+    network_bytes_per_s: Number | None,
+    node_size: Number,
+    b_ar: Number = doc002.B_AR,
+    *,
+    pipelined: bool = False,
+) -> Number:
     """Seconds of a hierarchical all-reduce of the gradients on ``n_chips`` in nodes of ``node_size``.
 
     Inside a node the n = min(N, node_size) chips reduce-scatter and all-gather over the node
@@ -56,9 +72,12 @@ def hierarchical_allreduce_time_s(n_params: Number, n_chips: Number, node_bytes_
     Chapter "The batch-size squeeze".
     """
     params, chips, node_bw, size, per_param = broadcast(
-        n_params=positive("n_params", n_params), n_chips=positive("n_chips", n_chips, integral=True),
+        n_params=positive("n_params", n_params),
+        n_chips=positive("n_chips", n_chips, integral=True),
         node_bytes_per_s=positive("node_bytes_per_s", node_bytes_per_s),
-        node_size=positive("node_size", node_size, integral=True), b_ar=non_negative("b_ar", b_ar))
+        node_size=positive("node_size", node_size, integral=True),
+        b_ar=non_negative("b_ar", b_ar),
+    )
     group = np.minimum(chips, size)
     nodes = chips / group
     if (nodes != np.round(nodes)).any():
@@ -67,8 +86,9 @@ def hierarchical_allreduce_time_s(n_params: Number, n_chips: Number, node_bytes_
     inside = np.asarray(allreduce_time_s(params, group, node_bw, per_param))
     if (nodes > 1).any():
         if network_bytes_per_s is None:
-            raise ValueError("network_bytes_per_s is needed when n_chips exceeds node_size (the all-reduce "
-                             "leaves the node)")
+            raise ValueError(
+                "network_bytes_per_s is needed when n_chips exceeds node_size (the all-reduce leaves the node)"
+            )
         network = positive("network_bytes_per_s", network_bytes_per_s)
         across = np.asarray(allreduce_time_s(params / group, nodes, network, per_param))
     else:
@@ -149,12 +169,21 @@ TOPOLOGIES = (Ring, Torus, Switch, Hierarchy)
 
 def ring(n_chips: int, link_bytes_per_s: float, latency_s: float = 0.0, bidirectional: bool = False) -> Ring:
     """A ring of ``n_chips`` (per-direction link bandwidth in B/s, latency per step in s)."""
-    return Ring(_count("n_chips", n_chips), _rate("link_bytes_per_s", link_bytes_per_s),
-                _latency(latency_s), _flag("bidirectional", bidirectional))
+    return Ring(
+        _count("n_chips", n_chips),
+        _rate("link_bytes_per_s", link_bytes_per_s),
+        _latency(latency_s),
+        _flag("bidirectional", bidirectional),
+    )
 
 
-def torus(shape: tuple[int, ...], link_bytes_per_s: float, latency_s: float = 0.0,
-          wraparound: bool | tuple[bool, ...] = True, multi_axis: bool = True) -> Torus:
+def torus(
+    shape: tuple[int, ...],
+    link_bytes_per_s: float,
+    latency_s: float = 0.0,
+    wraparound: bool | tuple[bool, ...] = True,
+    multi_axis: bool = True,
+) -> Torus:
     """A torus of ``shape`` chips (per-direction link bandwidth in B/s, latency per hop in s)."""
     if not isinstance(shape, (tuple, list)) or not shape:
         raise TypeError(f"shape must be a tuple of axis sizes such as (4, 4, 8), got {shape!r}")
@@ -162,8 +191,9 @@ def torus(shape: tuple[int, ...], link_bytes_per_s: float, latency_s: float = 0.
     wraps = (wraparound,) * len(axes) if isinstance(wraparound, bool) else tuple(wraparound)
     if len(wraps) != len(axes) or not all(isinstance(w, bool) for w in wraps):
         raise ValueError(f"wraparound must be True/False or one per axis of {axes}, got {wraparound!r}")
-    return Torus(axes, _rate("link_bytes_per_s", link_bytes_per_s), _latency(latency_s), wraps,
-                 _flag("multi_axis", multi_axis))
+    return Torus(
+        axes, _rate("link_bytes_per_s", link_bytes_per_s), _latency(latency_s), wraps, _flag("multi_axis", multi_axis)
+    )
 
 
 def switch(n_chips: int, bytes_per_s: float, latency_s: float = 0.0) -> Switch:
@@ -199,8 +229,9 @@ def _flag(name: str, value: object) -> bool:
     return value
 
 
-def _ring_terms(kind: str, n_bytes: np.ndarray, chips: int, bandwidth: float, latency: float
-                ) -> tuple[np.ndarray, np.ndarray]:
+def _ring_terms(
+    kind: str, n_bytes: np.ndarray, chips: int, bandwidth: float, latency: float
+) -> tuple[np.ndarray, np.ndarray]:
     """(latency, bandwidth) seconds on a ring of ``chips`` whose chips each send ``bandwidth`` B/s around it.
 
     Arrays broadcast (``allreduce_time_s`` passes many chip counts at once)."""
@@ -231,8 +262,9 @@ def _torus_terms(kind: str, n_bytes: np.ndarray, topology: Torus) -> tuple[np.nd
 def _terms(kind: str, n_bytes: np.ndarray, topology: object) -> tuple[np.ndarray, np.ndarray]:
     if isinstance(topology, Ring):
         both = topology.bidirectional or kind == "all-to-all"
-        return _ring_terms(kind, n_bytes, topology.n_chips, topology.link_bytes_per_s * (2.0 if both else 1.0),
-                           topology.latency_s)
+        return _ring_terms(
+            kind, n_bytes, topology.n_chips, topology.link_bytes_per_s * (2.0 if both else 1.0), topology.latency_s
+        )
     if isinstance(topology, Switch):
         if kind == "all-to-all":  # every chip sends (p - 1) / p of its array straight through the switch
             share = (topology.n_chips - 1.0) / topology.n_chips

@@ -58,7 +58,8 @@ def optimal_batch_tokens(critical_batch_tokens: Number, n_chips: Number, fixed_c
     crit, chips, fixed = broadcast(
         critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens),
         n_chips=_count("n_chips", n_chips),
-        fixed_cost_tokens=non_negative("fixed_cost_tokens", fixed_cost_tokens))
+        fixed_cost_tokens=non_negative("fixed_cost_tokens", fixed_cost_tokens),
+    )
     return scalar_or_array(np.sqrt(crit * chips * fixed))
 
 
@@ -73,27 +74,31 @@ def critical_batch_from_loss(loss_nats: Number) -> Number:
     return scalar_or_array(b_star / loss ** (1.0 / alpha))
 
 
-def steps_to_target(batch_tokens: Number, min_steps: Number,
-                    critical_batch_tokens: Number = CRITICAL_BATCH) -> Number:
+def steps_to_target(batch_tokens: Number, min_steps: Number, critical_batch_tokens: Number = CRITICAL_BATCH) -> Number:
     """Optimizer steps to reach a target loss at global batch B: S = S_min (1 + B_crit / B).
 
     McCandlish et al. 2018, Eq. 2.11 with E = B S. Chapter "The batch-size squeeze".
     """
-    batch, steps, crit = broadcast(batch_tokens=positive("batch_tokens", batch_tokens),
-                                   min_steps=positive("min_steps", min_steps),
-                                   critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens))
+    batch, steps, crit = broadcast(
+        batch_tokens=positive("batch_tokens", batch_tokens),
+        min_steps=positive("min_steps", min_steps),
+        critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens),
+    )
     return scalar_or_array(steps * (1.0 + crit / batch))
 
 
-def tokens_to_target(batch_tokens: Number, min_tokens: Number,
-                     critical_batch_tokens: Number = CRITICAL_BATCH) -> Number:
+def tokens_to_target(
+    batch_tokens: Number, min_tokens: Number, critical_batch_tokens: Number = CRITICAL_BATCH
+) -> Number:
     """Training tokens to reach a target loss at global batch B: E = E_min (1 + B / B_crit).
 
     McCandlish et al. 2018, Eq. 2.11 with E = B S. Chapter "The batch-size squeeze".
     """
-    batch, tokens, crit = broadcast(batch_tokens=positive("batch_tokens", batch_tokens),
-                                    min_tokens=positive("min_tokens", min_tokens),
-                                    critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens))
+    batch, tokens, crit = broadcast(
+        batch_tokens=positive("batch_tokens", batch_tokens),
+        min_tokens=positive("min_tokens", min_tokens),
+        critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens),
+    )
     return scalar_or_array(tokens * (1.0 + batch / crit))
 
 
@@ -150,9 +155,11 @@ def batch_squeeze(
     chip = require_chip(chip)
     peak = chip.peak(dtype)
     P, N, bandwidth, crit = broadcast(
-        n_params=positive("n_params", n_params), n_chips=_count("n_chips", n_chips),
+        n_params=positive("n_params", n_params),
+        n_chips=_count("n_chips", n_chips),
         fabric_bytes_per_s=positive("fabric_bytes_per_s", fabric_bytes_per_s),
-        critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens))
+        critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens),
+    )
     if node_size is None:
         if node_bytes_per_s is not None:
             raise ValueError("node_bytes_per_s is used only with node_size (a hierarchical all-reduce)")
@@ -169,9 +176,16 @@ def batch_squeeze(
     best = np.asarray(optimal_batch_tokens(crit, N, fixed_tokens))
     per_chip = best / N
     values = {
-        "n_chips": N, "n_params": P, "critical_batch_tokens": crit, "allreduce_time_s": allreduce,
-        "optimizer_time_s": optimizer, "fixed_time_s": fixed, "token_time_s": token,
-        "fixed_cost_tokens": fixed_tokens, "optimal_batch_tokens": best, "tokens_per_chip": per_chip,
+        "n_chips": N,
+        "n_params": P,
+        "critical_batch_tokens": crit,
+        "allreduce_time_s": allreduce,
+        "optimizer_time_s": optimizer,
+        "fixed_time_s": fixed,
+        "token_time_s": token,
+        "fixed_cost_tokens": fixed_tokens,
+        "optimal_batch_tokens": best,
+        "tokens_per_chip": per_chip,
         "optimal_step_time_s": fixed + per_chip * token,
         "optimal_time_ratio": (1.0 + np.sqrt(N * fixed_tokens / crit)) ** 2,
     }
@@ -199,14 +213,28 @@ def cluster_squeeze(
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     chips = _count("n_chips", n_chips)
     if cluster.max_chips is not None and (chips > cluster.max_chips).any():
-        raise ValueError(f"n_chips must be at most {cluster.max_chips} on {cluster.name} "
-                         f"(one {cluster.node_fabric.name} domain; no network modelled), got {n_chips!r}")
-    options = dict(critical_batch_tokens=critical_batch_tokens, b_opt=b_opt, b_ar=b_ar,
-                   flops_per_token=flops_per_token, dtype=dtype)
+        raise ValueError(
+            f"n_chips must be at most {cluster.max_chips} on {cluster.name} "
+            f"(one {cluster.node_fabric.name} domain; no network modelled), got {n_chips!r}"
+        )
+    options = dict(
+        critical_batch_tokens=critical_batch_tokens,
+        b_opt=b_opt,
+        b_ar=b_ar,
+        flops_per_token=flops_per_token,
+        dtype=dtype,
+    )
     if cluster.node_size is None or cluster.network is None:
         return batch_squeeze(cluster.chip, n_params, chips, cluster.node_fabric.bytes_per_s, **options)
-    return batch_squeeze(cluster.chip, n_params, chips, cluster.network.bytes_per_s, node_size=cluster.node_size,
-                         node_bytes_per_s=cluster.node_fabric.bytes_per_s, **options)
+    return batch_squeeze(
+        cluster.chip,
+        n_params,
+        chips,
+        cluster.network.bytes_per_s,
+        node_size=cluster.node_size,
+        node_bytes_per_s=cluster.node_fabric.bytes_per_s,
+        **options,
+    )
 
 
 @dataclass(frozen=True)
@@ -238,19 +266,29 @@ def time_to_target(squeeze: BatchSqueeze, batch_tokens: Number, min_tokens: Numb
     if not isinstance(squeeze, BatchSqueeze):
         raise TypeError(f"squeeze must be a BatchSqueeze record from hw.batch_squeeze, got {squeeze!r}")
     crit = np.asarray(squeeze.critical_batch_tokens)
-    batch, target = broadcast(batch_tokens=positive("batch_tokens", batch_tokens),
-                              min_tokens=positive("min_tokens", min_tokens))
+    batch, target = broadcast(
+        batch_tokens=positive("batch_tokens", batch_tokens), min_tokens=positive("min_tokens", min_tokens)
+    )
     try:
         shape = np.broadcast_shapes(batch.shape, crit.shape)
     except ValueError as error:
-        raise ValueError(f"batch_tokens of shape {batch.shape} must broadcast with the squeeze's shape "
-                         f"{crit.shape}; add an axis, e.g. batch_tokens[:, None]") from error
+        raise ValueError(
+            f"batch_tokens of shape {batch.shape} must broadcast with the squeeze's shape "
+            f"{crit.shape}; add an axis, e.g. batch_tokens[:, None]"
+        ) from error
     steps = np.asarray(steps_to_target(batch, target / crit, crit))
     chips = np.asarray(squeeze.n_chips, dtype=float)
     token = np.asarray(squeeze.token_time_s)
     step_time = np.asarray(squeeze.fixed_time_s) + batch / chips * token
     time = steps * step_time
     ideal = target * token / chips
-    values = {"batch_tokens": batch, "steps": steps, "tokens": steps * batch, "step_time_s": step_time,
-              "time_s": time, "ideal_time_s": ideal, "ratio": time / ideal}
+    values = {
+        "batch_tokens": batch,
+        "steps": steps,
+        "tokens": steps * batch,
+        "step_time_s": step_time,
+        "time_s": time,
+        "ideal_time_s": ideal,
+        "ratio": time / ideal,
+    }
     return TimeToTarget(**{k: scalar_or_array(np.broadcast_to(v, shape)) for k, v in values.items()})

@@ -26,6 +26,7 @@ from hwlib.data import doc002, literature
 from hwlib.data.records import ENERGY_FIELDS, Chip, require_chip
 from hwlib.roofline import ridge_point
 from hwlib.units import BITS_PER_BYTE
+
 ADD_EQUIVALENT_J = BITS_PER_BYTE * literature.ADD_ENERGY_PER_BIT.value
 """One int8 add: 8 bits x 1 fJ/bit = 8 fJ (J). Document 002's unit ``AE``."""
 
@@ -111,8 +112,10 @@ def rebuilt_byte_costs() -> dict[str, float]:
         "1 byte from HBM2e (all-in)": literature.HBM_INTERFACE_ENERGY_PER_BIT.value,
         "1 byte from HBM2e (far corner)": literature.HBM_INTERFACE_ENERGY_PER_BIT.value,
     }
-    return {item: BITS_PER_BYTE * per_bit + float(wire_energy_j(1.0, doc002.ROUND_TRIP_MM[item]))
-            for item, per_bit in start.items()}
+    return {
+        item: BITS_PER_BYTE * per_bit + float(wire_energy_j(1.0, doc002.ROUND_TRIP_MM[item]))
+        for item, per_bit in start.items()
+    }
 
 
 @dataclass(frozen=True)
@@ -161,8 +164,10 @@ def flop_energy_from_power(chip: Chip, hbm_w: Number | None = None, dtype: str =
     power = hbm_power_w(chip) if hbm_w is None else non_negative("hbm_w", hbm_w)
     budget = chip.tdp_w - chip.static_power_w - power
     if np.any(budget <= 0):
-        raise ValueError(f"hbm_w must leave power for compute: TDP {chip.tdp_w:g} W - static "
-                         f"{chip.static_power_w:g} W - HBM {float(np.max(power)):g} W is not positive")
+        raise ValueError(
+            f"hbm_w must leave power for compute: TDP {chip.tdp_w:g} W - static "
+            f"{chip.static_power_w:g} W - HBM {float(np.max(power)):g} W is not positive"
+        )
     return scalar_or_array(budget / chip.peak(dtype))
 
 

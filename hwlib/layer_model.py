@@ -30,21 +30,30 @@ tax and where the joules go".
 
 from __future__ import annotations
 
-import concurrent.futures
-import functools
-import os
-import sys
 import numpy as np
 
 from hwlib._checks import Number, broadcast_shape, fraction, non_negative, positive, scalar_or_array
+from hwlib.bands import fill_in_bands, new_block
 from hwlib.data import doc002
 from hwlib.data.records import ENERGY_FIELDS, Chip, ModelShape, require_chip
 from hwlib.data.records.model_shape import FORWARD_FLOPS_PER_PARAM, SCORE_FLOPS_PER_HEAD_DIM, TRAINING_OVER_FORWARD
 from hwlib.roofline import ridge_point, roofline_bound_s
 
-UNIT_LAYER = ModelShape(key="gelu-mha-layer", name="one GELU-MLP (4d), multi-head layer, per d^2", n_layers=1,
-                        d_model=1, n_heads=1, n_kv_heads=1, head_dim=1, d_ff=4, mlp="gelu", vocab=1,
-                        tied_embeddings=True, norm="none", norms_per_layer=0)
+UNIT_LAYER = ModelShape(
+    key="gelu-mha-layer",
+    name="one GELU-MLP (4d), multi-head layer, per d^2",
+    n_layers=1,
+    d_model=1,
+    n_heads=1,
+    n_kv_heads=1,
+    head_dim=1,
+    d_ff=4,
+    mlp="gelu",
+    vocab=1,
+    tied_embeddings=True,
+    norm="none",
+    norms_per_layer=0,
+)
 """The source documents' layer as a ModelShape of width 1, so that its counts are per d^2."""
 PARAMS_PER_LAYER_PER_D2 = UNIT_LAYER.param_breakdown()["attention"] + UNIT_LAYER.param_breakdown()["mlp"]
 """Parameters of that layer per d^2: 4 attention + 8 MLP = 12 (from the model-shape code)."""
@@ -90,8 +99,10 @@ def layer_geometry(d: Number | ModelShape) -> tuple[np.ndarray, np.ndarray, np.n
     if isinstance(d, ModelShape):
         parts = d.param_breakdown()
         if d.is_moe:
-            raise ValueError(f"model {d.name!r} is a mixture of experts: the layer model streams every weight "
-                             "once per visit, which an MoE's experts do not; it takes dense models")
+            raise ValueError(
+                f"model {d.name!r} is a mixture of experts: the layer model streams every weight "
+                "once per visit, which an MoE's experts do not; it takes dense models"
+            )
         params = (parts["attention"] + parts["mlp"]) / d.n_layers
         return np.asarray(params), np.asarray(float(d.d_model)), np.asarray(float(d.n_heads * d.head_dim))
     width = positive("d", d)
@@ -113,38 +124,15 @@ def layer_flops(d: Number | ModelShape, T: Number, seq_len: Number | None = None
     return scalar_or_array(flops)
 
 
-_SPARE_BLOCKS: list[np.ndarray] = []
-"""The two most recent large result blocks, reused once nothing else refers to them."""
-
-PARALLEL_ELEMENTS = 2**18
-"""Grids of at least this many points are filled by row bands on several threads (numpy
-releases the GIL inside its loops, so the bands run at once on a multi-core machine)."""
-
-
-def _new_block(shape: tuple[int, ...]) -> np.ndarray:
-    """Memory for a LayerStep's fields: a spare block of this shape that no result or view still
-    holds (its only references are the list, the loop and getrefcount's argument), else a new one.
-
-    Reusing memory spares the page faults of fresh memory, which cost as much as the arithmetic
-    on a 10^6-point grid (see benchmarks/run.py).
-    """
-    for block in _SPARE_BLOCKS:
-        if block.shape == shape and sys.getrefcount(block) == 3:
-            return block
-    block = np.empty(shape)
-    if block.nbytes >= 2**22:
-        _SPARE_BLOCKS.append(block)
-        del _SPARE_BLOCKS[:-2]
-    return block
-
-
-@functools.cache
-def _threads() -> concurrent.futures.ThreadPoolExecutor:
-    return concurrent.futures.ThreadPoolExecutor(max_workers=min(os.cpu_count() or 1, 4))
-
-
-TIME_FIELDS = ("flops", "weight_hbm_bytes", "activation_hbm_bytes", "intensity", "time_s", "gemm_time_s",
-               "elementwise_time_s")
+TIME_FIELDS = (
+    "flops",
+    "weight_hbm_bytes",
+    "activation_hbm_bytes",
+    "intensity",
+    "time_s",
+    "gemm_time_s",
+    "elementwise_time_s",
+)
 ENERGY_PARTS = ("arithmetic_j", "hbm_weights_j", "hbm_activations_j", "static_j")
 FIELDS = (*TIME_FIELDS, *ENERGY_PARTS, "energy_j")
 
@@ -254,25 +242,27 @@ def layer_step(
         shape = np.broadcast_shapes(shape, np.shape(flops_per_param))
     bytes_per_param = bytes_w + REBLOCKING_STREAMS / np.sqrt(z) * tokens
     act_width = act * width
-    factors = {"params": params, "tokens": tokens, "flops_per_param": flops_per_param,
-               "bytes_per_param": bytes_per_param, "act_width": act_width,
-               "gemm_per_param": roofline_bound_s(flops_per_param, bytes_per_param, chip, dtype),
-               "act_width_per_bandwidth": act_width * (1.0 / chip.hbm_bytes_per_s)}
-    block = _new_block((len(FIELDS), *shape))
-    if block[0].size < PARALLEL_ELEMENTS or shape[0] < 2:
-        _fill(block, factors, chip, power_cap)
-    else:
-        full = {name: np.broadcast_to(value, shape) for name, value in factors.items()}
-        bands = np.linspace(0, shape[0], min(_threads()._max_workers, shape[0]) + 1).astype(int)
-        jobs = [_threads().submit(_fill, block[:, lo:hi], {k: v[lo:hi] for k, v in full.items()}, chip, power_cap)
-                for lo, hi in zip(bands[:-1], bands[1:])]
-        for job in jobs:
-            job.result()
+    factors = {
+        "params": params,
+        "tokens": tokens,
+        "flops_per_param": flops_per_param,
+        "bytes_per_param": bytes_per_param,
+        "act_width": act_width,
+        "gemm_per_param": roofline_bound_s(flops_per_param, bytes_per_param, chip, dtype),
+        "act_width_per_bandwidth": act_width * (1.0 / chip.hbm_bytes_per_s),
+    }
+    block = fill_in_bands(_fill, new_block((len(FIELDS), *shape)), factors, chip, power_cap)
     return LayerStep(chip, block, bool(np.isfinite(z)), _reblocking_note(chip))
 
 
-def t_min(d: Number | ModelShape, chip: Chip, b_w: Number = doc002.B_W, a: Number = doc002.A,
-          on_chip_fraction: float = doc002.L2_FRACTION, dtype: str = "bf16") -> Number:
+def t_min(
+    d: Number | ModelShape,
+    chip: Chip,
+    b_w: Number = doc002.B_W,
+    a: Number = doc002.A,
+    on_chip_fraction: float = doc002.L2_FRACTION,
+    dtype: str = "bf16",
+) -> Number:
     """Fewest tokens per weight visit whose HBM intensity reaches the ridge point; inf where none does.
 
     T_min = 12 b_w d I* / (72 d - a_eff I*), a_eff = a + 72 d / sqrt(Z): intensity
@@ -299,8 +289,9 @@ def _headroom(chip: Chip, on_chip_fraction: float, dtype: str) -> float:
     return 1.0 - ridge_point(chip, dtype) / np.sqrt(blocking_elements(chip, on_chip_fraction))
 
 
-def d_min(chip: Chip, a: Number = doc002.A, on_chip_fraction: float = doc002.L2_FRACTION,
-          dtype: str = "bf16") -> Number:
+def d_min(
+    chip: Chip, a: Number = doc002.A, on_chip_fraction: float = doc002.L2_FRACTION, dtype: str = "bf16"
+) -> Number:
     """Hidden size below which no T reaches the ridge point: a I* / (72 (1 - I* / sqrt(Z))); inf if none.
 
     Document 002, section 3; chapter "The training step as compute and commute".
@@ -313,8 +304,13 @@ def d_min(chip: Chip, a: Number = doc002.A, on_chip_fraction: float = doc002.L2_
     return scalar_or_array(act * ridge_point(chip, dtype) / (FLOPS_PER_TOKEN_PER_D2 * headroom))
 
 
-def t_min_large_d(chip: Chip, b_w: Number = doc002.B_W, on_chip_fraction: float = doc002.L2_FRACTION,
-                  include_reblocking: bool = True, dtype: str = "bf16") -> Number:
+def t_min_large_d(
+    chip: Chip,
+    b_w: Number = doc002.B_W,
+    on_chip_fraction: float = doc002.L2_FRACTION,
+    include_reblocking: bool = True,
+    dtype: str = "bf16",
+) -> Number:
     """Limit of T_min as d grows: b_w I* / (6 (1 - I* / sqrt(Z))), or b_w I* / 6 without the re-blocking term.
 
     Document 002's Table 2 prints b_w I* / 6 = 2 I* (at b_w = 12) as "T_min(inf d)"; with its own

@@ -10,7 +10,8 @@ or GB only when printing. The formulas and their sources:
   cites its own source.
 - **Activations per transformer layer** after Korthikanti et al., "Reducing Activation
   Recomputation in Large Transformer Models", MLSys 2023 (arXiv:2205.05198), Sec. 4 and
-  Table 2: ``s b d (34 + 5 n_h s / d)`` bytes (their h is our d, their a our n_h) with 16-bit activations and 1-byte dropout masks,
+  Table 2: ``s b d (34 + 5 n_h s / d)`` bytes (their h is our d, their a our n_h) with 16-bit activations and 1-byte
+  dropout masks,
   and its tensor-parallel, sequence-parallel and recomputation variants (see
   :func:`activation_bytes`).
 - **KV cache** = 2 (K and V) x layers x tokens x KV heads x head size x bytes per element
@@ -29,7 +30,8 @@ from __future__ import annotations
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negative, one_of, positive
-from hwlib.data import deployment, doc000, recipe as find_recipe
+from hwlib.data import deployment, doc000
+from hwlib.data import recipe as find_recipe
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require_chip
 from hwlib.data.records.model_shape import kv_bytes
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
@@ -152,9 +154,11 @@ def activation_bytes(
         whole = ACTIVATION_BYTES * width * 4 + (2 * MASK_BYTES * width if gpt else 0.0)
         split = ACTIVATION_BYTES * (4 * width + 2 * 4 * width)
         scores = heads * (ACTIVATION_BYTES + (MASK_BYTES + ACTIVATION_BYTES if gpt else 0.0))
-    s, b, t = broadcast(seq_len=positive("seq_len", seq_len, integral=True),
-                        batch=positive("batch", batch, integral=True),
-                        tensor_parallel=positive("tensor_parallel", tensor_parallel, integral=True))
+    s, b, t = broadcast(
+        seq_len=positive("seq_len", seq_len, integral=True),
+        batch=positive("batch", batch, integral=True),
+        tensor_parallel=positive("tensor_parallel", tensor_parallel, integral=True),
+    )
     tokens = s * b
     if recompute == "full":
         return _out(ACTIVATION_BYTES * tokens * width / (t if sequence_parallel else 1.0))
@@ -181,6 +185,7 @@ def logits_bytes(seq_len: Number, batch: Number, model: ModelShape) -> Number:
 
 # --- KV cache ----------------------------------------------------------------------------
 
+
 def kv_cache_bytes(
     seq_len: Number,
     n_layers: Number | ModelShape,
@@ -204,8 +209,9 @@ def kv_cache_bytes(
             raise TypeError("give a ModelShape or n_layers, n_kv_heads and head_dim, not both")
         n_layers, n_kv_heads, head_dim = n_layers.n_layers, n_layers.n_kv_heads, n_layers.head_dim
     elif n_kv_heads is None or head_dim is None:
-        raise TypeError("n_kv_heads and head_dim are needed unless n_layers is a ModelShape such as "
-                        "hw.model('llama-3-8b')")
+        raise TypeError(
+            "n_kv_heads and head_dim are needed unless n_layers is a ModelShape such as hw.model('llama-3-8b')"
+        )
     n, layer, kv, d, batches = broadcast(
         seq_len=non_negative("seq_len", seq_len, integral=True),
         n_layers=positive("n_layers", n_layers, integral=True),
@@ -231,8 +237,10 @@ def usable_bytes(chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION, n
     Explained in the chapter "HBM budgets for training".
     """
     record = require_chip(chip)
-    share, count = broadcast(usable_fraction=fraction("usable_fraction", usable_fraction),
-                             n_chips=positive("n_chips", n_chips, integral=True))
+    share, count = broadcast(
+        usable_fraction=fraction("usable_fraction", usable_fraction),
+        n_chips=positive("n_chips", n_chips, integral=True),
+    )
     return _out(count * share * record.capacity_bytes)
 
 
@@ -244,15 +252,18 @@ def chips_needed(total_bytes: Number, chip: Chip, usable_fraction: Number = doc0
     Explained in the chapter "HBM budgets for training".
     """
     record = require_chip(chip)
-    total, share = broadcast(total_bytes=non_negative("total_bytes", total_bytes),
-                             usable_fraction=fraction("usable_fraction", usable_fraction))
+    total, share = broadcast(
+        total_bytes=non_negative("total_bytes", total_bytes),
+        usable_fraction=fraction("usable_fraction", usable_fraction),
+    )
     ratio = total / (share * record.capacity_bytes)
     count = np.maximum(np.ceil(ratio * (1.0 - _ROUNDING)), 1.0).astype(np.int64)
     return int(count) if count.ndim == 0 else count
 
 
-def deployment_chips(total_bytes: Number, chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION
-                     ) -> int | np.ndarray:
+def deployment_chips(
+    total_bytes: Number, chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION
+) -> int | np.ndarray:
     """Chips in the smallest real deployment (slice shape or whole nodes) that holds ``total_bytes``.
 
     :func:`chips_needed` rounded up to the next size of :func:`hw.deployment <hwlib.data.deployment>`; beyond the
@@ -283,8 +294,10 @@ def deployment_name(n_chips: Number, chip: Chip) -> str | np.ndarray:
         multiple = counts % 8 == 0
         listed = np.zeros_like(listed)
     if not (listed | multiple).all():
-        raise ValueError(f"n_chips must be a deployment size of {chip.label} {plan.sizes} "
-                         f"or a multiple of {plan.largest}, got {n_chips!r}")
+        raise ValueError(
+            f"n_chips must be a deployment size of {chip.label} {plan.sizes} "
+            f"or a multiple of {plan.largest}, got {n_chips!r}"
+        )
     names = np.array([f"{n} ({t})" for n, t in zip(plan.names, plan.topologies)])
     base = names[-1] if plan.kind == "slice" else np.array("8-GPU node")
     groups = np.char.add(np.char.add((counts // sizes[-1]).astype(str), " x "), base)
@@ -292,11 +305,7 @@ def deployment_name(n_chips: Number, chip: Chip) -> str | np.ndarray:
     return str(result) if result.ndim == 0 else result
 
 
-def max_params(
-    capacity_bytes: Number,
-    recipe: str | TrainingRecipe,
-    reserved_bytes: Number = 0.0,
-) -> Number:
+def max_params(capacity_bytes: Number, recipe: str | TrainingRecipe, reserved_bytes: Number = 0.0) -> Number:
     """Largest parameter count whose training state fits ``capacity_bytes`` (usable bytes).
 
     (capacity - reserved) / bytes per parameter, 0 where nothing fits; ``reserved_bytes``
@@ -304,12 +313,15 @@ def max_params(
     for training".
     """
     record = _recipe(recipe)
-    capacity, reserved = broadcast(capacity_bytes=non_negative("capacity_bytes", capacity_bytes),
-                                   reserved_bytes=non_negative("reserved_bytes", reserved_bytes))
+    capacity, reserved = broadcast(
+        capacity_bytes=non_negative("capacity_bytes", capacity_bytes),
+        reserved_bytes=non_negative("reserved_bytes", reserved_bytes),
+    )
     return _out(np.maximum(capacity - reserved, 0.0) / record.bytes_per_param)
 
 
 # --- inference capacity: tokens that fit beside the weights ------------------------------
+
 
 def tokens_that_fit(
     chip: Chip,
@@ -330,5 +342,3 @@ def tokens_that_fit(
         usable=usable,
     )
     return _out(np.floor(np.maximum(room - weights, 0.0) / per_token))
-
-

@@ -30,18 +30,25 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hwlib._checks import one_of, positive, whole_count
-from hwlib.collectives import collective_time_s, hierarchy, switch, torus
-from hwlib.data import deployment, doc000
-from hwlib.data.literature import ICI_HOP_LATENCY, TORUS_WRAPAROUND_CHIPS
+from hwlib._checks import one_of, positive
+from hwlib.data import doc000
 from hwlib.data.records import Cluster, ModelShape, TrainingRecipe, require
 from hwlib.memory import RECOMPUTE, activation_bytes, logits_bytes, training_state_breakdown, usable_bytes
+from hwlib.placement import group_time_s, group_topology, send_time_s
 from hwlib.units import dtype_bytes
 
 AXES = ("tp", "cp", "fsdp", "dp", "pp")
 """Mesh axes from innermost (fastest links) to outermost; ``ep`` reuses the data-parallel ranks."""
-STEP_PARTS = ("compute", "pipeline bubble", "tp all-reduce", "cp all-gather", "fsdp all-gather + reduce-scatter",
-              "dp all-reduce", "pp send/recv", "ep all-to-all")
+STEP_PARTS = (
+    "compute",
+    "pipeline bubble",
+    "tp all-reduce",
+    "cp all-gather",
+    "fsdp all-gather + reduce-scatter",
+    "dp all-reduce",
+    "pp send/recv",
+    "ep all-to-all",
+)
 """The parts of a step's time: compute, the pipeline bubble, then each collective's exposed time."""
 
 
@@ -63,8 +70,10 @@ class Mesh:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"Mesh.{name} must be a whole number >= 1, got {value!r}")
         if (self.dp * self.fsdp) % self.ep:
-            raise ValueError(f"Mesh.ep={self.ep} must divide dp x fsdp = {self.dp * self.fsdp} (experts are "
-                             "sharded over the data-parallel ranks)")
+            raise ValueError(
+                f"Mesh.ep={self.ep} must divide dp x fsdp = {self.dp * self.fsdp} (experts are "
+                "sharded over the data-parallel ranks)"
+            )
 
     @property
     def n_chips(self) -> int:
@@ -75,8 +84,11 @@ class Mesh:
         return self.dp * self.fsdp
 
     def __str__(self) -> str:
-        parts = [f"{name}={getattr(self, name)}" for name in ("dp", "fsdp", "tp", "pp", "ep", "cp")
-                 if getattr(self, name) > 1]
+        parts = [
+            f"{name}={getattr(self, name)}"
+            for name in ("dp", "fsdp", "tp", "pp", "ep", "cp")
+            if getattr(self, name) > 1
+        ]
         return " ".join(parts) or "one chip"
 
 
@@ -122,89 +134,26 @@ def _stride_groups(mesh: Mesh) -> dict[str, tuple[int, int]]:
     return groups
 
 
-def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int) -> object:
-    """The topology of one group of ``size`` chips at ``stride`` in ``cluster`` (None for one chip).
-
-    GPUs: the node's switch, the NICs' network (a full-bisection switch) or a hierarchy of both.
-    TPU slices: a sub-torus of the slice's shape (``hw.deployment``), its axes in layout order.
-    Chapter "Sharding a training step".
-    """
-    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
-    size, stride, n_chips = (whole_count(name, value) for name, value in
-                             (("size", size), ("stride", stride), ("n_chips", n_chips)))
-    if size == 1:
-        return None
-    node = cluster.node_fabric
-    if cluster.network is None:  # one TPU slice on its ICI
-        return _sub_torus(cluster, size, stride, n_chips)
-    node_size = cluster.node_size or n_chips
-    inner_latency = node.latency_s
-    outer = cluster.network
-    if stride * size <= node_size:
-        return switch(size, node.bytes_per_s, inner_latency)
-    if stride >= node_size:
-        return switch(size, outer.bytes_per_s, outer.latency_s)
-    inside = node_size // stride
-    return hierarchy(switch(inside, node.bytes_per_s, inner_latency),
-                     switch(size // inside, outer.bytes_per_s, outer.latency_s))
-
-
-def _slice_shape(cluster: Cluster, n_chips: int) -> tuple[int, ...]:
-    plan = deployment(cluster.chip)
-    if n_chips not in plan.sizes:
-        raise ValueError(f"n_chips={n_chips} is not a slice size of {cluster.chip.label} {plan.sizes}")
-    topology = plan.topologies[plan.sizes.index(n_chips)]
-    return tuple(int(axis) for axis in topology.split("x"))
-
-
-def _sub_torus(cluster: Cluster, size: int, stride: int, n_chips: int) -> object:
-    """The axes of the slice this group spans: the slice's axes split into prime factors, the inner groups
-    taking the first ``stride`` of them, this group the next ``size``; an axis wraps around only where the
-    group spans all of it and the slice has wraparound: 3D slices of a full 4x4x4 cube and larger, per the
-    scaling book; 2D (v5e, v6e) slices are taken without (no source states theirs)."""
-    shape = _slice_shape(cluster, n_chips)
-    wraps = n_chips >= TORUS_WRAPAROUND_CHIPS.value and len(shape) == 3
-    factors = [(axis, prime) for axis, length in enumerate(shape) for prime in _primes(length)]
-    taken, product, index = {}, 1, 0
-    while product < stride:  # the inner groups' factors
-        product *= factors[index][1]
-        index += 1
-    product = 1
-    while product < size and index < len(factors):
-        axis, prime = factors[index]
-        taken[axis] = taken.get(axis, 1) * prime
-        product *= prime
-        index += 1
-    if product != size:
-        raise ValueError(f"a group of {size} chips at stride {stride} does not tile the {shape} slice")
-    axes = sorted(taken.items())
-    return torus(tuple(length for _, length in axes), cluster.chip.ici_link_bytes_per_s, ICI_HOP_LATENCY.value,
-                 tuple(wraps and length == shape[axis] for axis, length in axes))
-
-
-def _primes(length: int) -> list[int]:
-    found, rest, divisor = [], length, 2
-    while rest > 1:
-        while rest % divisor == 0:
-            found.append(divisor)
-            rest //= divisor
-        divisor += 1
-    return found
-
-
-def group_time_s(kind: str, n_bytes: float, topology: object) -> float:
-    """``collective_time_s`` on a group's topology; 0 for a group of one chip (None) or no bytes."""
-    return 0.0 if topology is None or n_bytes <= 0 else float(collective_time_s(kind, n_bytes, topology))
-
-
-def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tokens: float, seq_len: int,
-               micro_batch_tokens: float | None = None, recompute: str = "selective", *,
-               recipe: str | TrainingRecipe = "zero_mixed_adam", dtype: str = "bf16", interleave: int = 1,
-               usable_fraction: float = doc000.USABLE_FRACTION, causal: bool = True) -> TrainStep:
+def train_step(
+    model: ModelShape,
+    cluster: Cluster,
+    mesh: Mesh,
+    global_batch_tokens: float,
+    seq_len: int,
+    micro_batch_tokens: float | None = None,
+    recompute: str = "selective",
+    *,
+    recipe: str | TrainingRecipe = "zero_mixed_adam",
+    dtype: str = "bf16",
+    interleave: int = 1,
+    usable_fraction: float = doc000.USABLE_FRACTION,
+    causal: bool = True,
+) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
 
     ``global_batch_tokens`` per optimizer step in sequences of ``seq_len``; ``micro_batch_tokens`` per
-    data-parallel rank and micro-batch (default: the rank's whole batch, or one sequence under a pipeline). ``interleave`` chunks per pipeline
+    data-parallel rank and micro-batch (default: the rank's whole batch, or one sequence under a pipeline).
+    ``interleave`` chunks per pipeline
     stage. MFU counts the model's FLOPs without recomputation; ``hardware_flops_utilization`` with it.
     ``causal=False`` computes the whole attention score matrix, as kernels that mask it afterwards do.
     Raises ValueError for a mesh that does not divide the model or the batch. Chapter "Sharding a training step".
@@ -227,21 +176,29 @@ def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tok
         raise ValueError(f"mesh needs {count} chips; {cluster.name} holds at most {cluster.max_chips}")
     problems = [
         (model.n_heads % mesh.tp != 0, f"tp={mesh.tp} does not divide the {model.n_heads} attention heads"),
-        (mesh.pp * chunks > model.n_layers,
-         f"pp x interleave = {mesh.pp * chunks} exceeds the {model.n_layers} layers"),
+        (
+            mesh.pp * chunks > model.n_layers,
+            f"pp x interleave = {mesh.pp * chunks} exceeds the {model.n_layers} layers",
+        ),
         (sequence % mesh.cp != 0, f"cp={mesh.cp} does not divide the {sequence}-token sequences"),
-        (batch_sequences != round(batch_sequences) or round(batch_sequences) % mesh.data_parallel != 0,
-         f"the global batch of {batch_sequences:g} sequences does not split over dp x fsdp = {mesh.data_parallel}"),
-        (model.is_moe and model.n_experts % mesh.ep != 0, f"ep={mesh.ep} does not divide the {model.n_experts} "
-                                                          "experts"),
+        (
+            batch_sequences != round(batch_sequences) or round(batch_sequences) % mesh.data_parallel != 0,
+            f"the global batch of {batch_sequences:g} sequences does not split over dp x fsdp = {mesh.data_parallel}",
+        ),
+        (
+            model.is_moe and model.n_experts % mesh.ep != 0,
+            f"ep={mesh.ep} does not divide the {model.n_experts} experts",
+        ),
         (not model.is_moe and mesh.ep > 1, "ep > 1 needs a mixture-of-experts model"),
     ]
     for bad, why in problems:
         if bad:
             raise ValueError(f"mesh {mesh}: {why}")
     if micro % sequence or micro > per_rank_tokens or (per_rank_tokens / micro) != round(per_rank_tokens / micro):
-        raise ValueError(f"mesh {mesh}: micro_batch_tokens={micro:g} must be whole sequences of {sequence} tokens "
-                         f"dividing the {per_rank_tokens:g} tokens each data-parallel rank takes per step")
+        raise ValueError(
+            f"mesh {mesh}: micro_batch_tokens={micro:g} must be whole sequences of {sequence} tokens "
+            f"dividing the {per_rank_tokens:g} tokens each data-parallel rank takes per step"
+        )
     micro_batches = int(round(per_rank_tokens / micro))
     tokens = batch_sequences * sequence
 
@@ -256,8 +213,9 @@ def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tok
     bubble = (mesh.pp - 1) / (chunks * micro_batches) * compute if mesh.pp > 1 else 0.0
     forward_share = forward / (model_flops + extra)
 
-    groups = {name: group_topology(cluster, size, stride, count) for name, (size, stride) in
-              _stride_groups(mesh).items()}
+    groups = {
+        name: group_topology(cluster, size, stride, count) for name, (size, stride) in _stride_groups(mesh).items()
+    }
     shards = mesh.fsdp * mesh.cp  # ZeRO-3 shards the state over the context-parallel ranks too (torchtitan, Megatron)
     shard_group = group_topology(cluster, shards, mesh.tp, count)
     ep_topology = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count) if mesh.ep > 1 else None
@@ -270,10 +228,20 @@ def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tok
     sharded = {name: value / shards for name, value in state.items()}
     in_flight = min(mesh.pp, micro_batches)  # 1F1B: the first stage holds pp micro-batches
     sequences = micro / sequence
-    per_layer = activation_bytes(sequence // mesh.cp, sequences, model, tensor_parallel=mesh.tp,
-                                 sequence_parallel=mesh.tp > 1, recompute=recompute, flash_attention=True)
-    memory = {**sharded, "activations": float(per_layer) * layers_per_stage * in_flight,
-              "logits": float(logits_bytes(sequence // mesh.cp, sequences, model)) / mesh.tp}
+    per_layer = activation_bytes(
+        sequence // mesh.cp,
+        sequences,
+        model,
+        tensor_parallel=mesh.tp,
+        sequence_parallel=mesh.tp > 1,
+        recompute=recompute,
+        flash_attention=True,
+    )
+    memory = {
+        **sharded,
+        "activations": float(per_layer) * layers_per_stage * in_flight,
+        "logits": float(logits_bytes(sequence // mesh.cp, sequences, model)) / mesh.tp,
+    }
     total = sum(memory.values())
     room = float(usable_bytes(chip, usable_fraction))
     # FSDP keeps the gathered weights for the whole step where they fit beside the rest, else re-gathers them
@@ -284,19 +252,28 @@ def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tok
     per_layer_collectives = 6 if recompute == "full" else 4  # 2 forward, 2 backward, 2 in the recomputed forward
     comm, hidden = {}, {}
     if mesh.tp > 1:  # two all-reduces per layer per pass over the micro-batch's activations; not overlapped
-        comm["tp all-reduce"] = per_layer_collectives * layers_per_stage * micro_batches * group_time_s(
-            "all-reduce", micro_activation, groups["tp"])
+        comm["tp all-reduce"] = (
+            per_layer_collectives
+            * layers_per_stage
+            * micro_batches
+            * group_time_s("all-reduce", micro_activation, groups["tp"])
+        )
         hidden["tp all-reduce"] = 0.0
     if mesh.cp > 1:  # key-value all-gather forward, reduce-scatter of their gradients backward; hide behind attention
         kv = 2.0 * micro * model.n_kv_heads * model.head_dim * element / mesh.tp  # the whole sequence's K and V
-        comm["cp all-gather"] = layers_per_stage * micro_batches * (
-            group_time_s("all-gather", kv, groups["cp"]) + group_time_s("reduce-scatter", kv, groups["cp"]))
+        comm["cp all-gather"] = (
+            layers_per_stage
+            * micro_batches
+            * (group_time_s("all-gather", kv, groups["cp"]) + group_time_s("reduce-scatter", kv, groups["cp"]))
+        )
         hidden["cp all-gather"] = min(comm["cp all-gather"], (attention_forward * 3 / count / peak))
     if shards > 1:  # weights gathered, gradients reduce-scattered, behind the passes they serve
         shard = local_params * element
         gathers = 1 if keep_gathered else 2 * micro_batches
         reduces = 1 if keep_gathered else micro_batches
-        fsdp = gathers * group_time_s("all-gather", shard, shard_group) + reduces * group_time_s("reduce-scatter", shard, shard_group)
+        fsdp = gathers * group_time_s("all-gather", shard, shard_group) + reduces * group_time_s(
+            "reduce-scatter", shard, shard_group
+        )
         comm["fsdp all-gather + reduce-scatter"] = fsdp
         hidden["fsdp all-gather + reduce-scatter"] = min(fsdp, compute)
     if mesh.dp > 1:  # gradients all-reduced, bucket by bucket during the backward pass
@@ -305,31 +282,35 @@ def train_step(model: ModelShape, cluster: Cluster, mesh: Mesh, global_batch_tok
         hidden["dp all-reduce"] = min(comm["dp all-reduce"], compute * (1.0 - forward_share))
     if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
         send = micro_activation / mesh.tp  # Megatron's scatter/gather: each tensor-parallel rank sends its slice
-        comm["pp send/recv"] = 2 * (micro_batches + mesh.pp - 1) * _send_time(send, groups["pp"])
+        comm["pp send/recv"] = 2 * (micro_batches + mesh.pp - 1) * send_time_s(send, groups["pp"])
         hidden["pp send/recv"] = 0.0
     if mesh.ep > 1 and model.is_moe:  # dispatch and combine all-to-all per MoE layer per pass; not overlapped
         routed = micro / mesh.cp * model.experts_per_token * model.d_model * element
-        comm["ep all-to-all"] = per_layer_collectives * layers_per_stage * micro_batches * group_time_s(
-            "all-to-all", routed, ep_topology)
+        comm["ep all-to-all"] = (
+            per_layer_collectives * layers_per_stage * micro_batches * group_time_s("all-to-all", routed, ep_topology)
+        )
         hidden["ep all-to-all"] = 0.0
     exposed = {name: comm[name] - hidden[name] for name in comm}
     time = compute + bubble + sum(exposed.values())
     fits = total <= room
     reason = "" if fits else (f"needs {total / 2**30:,.1f} GiB per chip, {room / 2**30:,.1f} GiB usable")
-    return TrainStep(mesh=mesh, n_chips=count, time_s=time, compute_time_s=compute, bubble_time_s=bubble,
-                     comm_time_s=comm, exposed_comm_time_s=exposed, tokens_per_s=tokens / time,
-                     mfu=model_flops / (count * peak * time), hardware_flops_utilization=(model_flops + extra)
-                     / (count * peak * time), memory_parts=memory, memory_per_chip_bytes=total,
-                     usable_bytes=room, fits=fits, reason=reason)
-
-
-def _send_time(n_bytes: float, topology: object) -> float:
-    """A send between neighbouring pipeline stages: one latency and the bytes at the group's link rate."""
-    if topology is None:
-        return 0.0
-    level = topology.outer if hasattr(topology, "outer") else topology
-    rate = level.bytes_per_s if hasattr(level, "bytes_per_s") else level.link_bytes_per_s
-    return level.latency_s + n_bytes / rate
+    return TrainStep(
+        mesh=mesh,
+        n_chips=count,
+        time_s=time,
+        compute_time_s=compute,
+        bubble_time_s=bubble,
+        comm_time_s=comm,
+        exposed_comm_time_s=exposed,
+        tokens_per_s=tokens / time,
+        mfu=model_flops / (count * peak * time),
+        hardware_flops_utilization=(model_flops + extra) / (count * peak * time),
+        memory_parts=memory,
+        memory_per_chip_bytes=total,
+        usable_bytes=room,
+        fits=fits,
+        reason=reason,
+    )
 
 
 def split_params(model: ModelShape) -> tuple[float, float]:

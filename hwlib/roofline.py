@@ -63,13 +63,21 @@ def roofline_bound_s(flops: np.ndarray, n_bytes: np.ndarray, chip: Chip, dtype: 
 def matmul_flops(m: Number, k: Number, n: Number) -> Number:
     """FLOPs of (m x k) @ (k x n): one multiply and one add per term, 2 m k n. Chapter "Rooflines and ridge points"."""
     rows, inner, cols = broadcast(
-        m=positive("m", m, integral=True), k=positive("k", k, integral=True), n=positive("n", n, integral=True))
+        m=positive("m", m, integral=True), k=positive("k", k, integral=True), n=positive("n", n, integral=True)
+    )
     return scalar_or_array(2.0 * rows * inner * cols)
 
 
-def matmul_bytes(m: Number, k: Number, n: Number, bytes_per_element: Number = 2, *,
-                 lhs_bytes_per_element: Number | None = None, rhs_bytes_per_element: Number | None = None,
-                 out_bytes_per_element: Number | None = None) -> Number:
+def matmul_bytes(
+    m: Number,
+    k: Number,
+    n: Number,
+    bytes_per_element: Number = 2,
+    *,
+    lhs_bytes_per_element: Number | None = None,
+    rhs_bytes_per_element: Number | None = None,
+    out_bytes_per_element: Number | None = None,
+) -> Number:
     """HBM bytes of (m x k) @ (k x n) if each operand is read once and the result written once.
 
     m k b_lhs + k n b_rhs + m n b_out: the minimum traffic, reached when the working set fits on
@@ -77,11 +85,19 @@ def matmul_bytes(m: Number, k: Number, n: Number, bytes_per_element: Number = 2,
     int8 weights (``rhs_bytes_per_element=1``) against bf16 activations. Chapter "Rooflines and ridge points".
     """
     rows, inner, cols, size = broadcast(
-        m=positive("m", m, integral=True), k=positive("k", k, integral=True), n=positive("n", n, integral=True),
-        bytes_per_element=positive("bytes_per_element", bytes_per_element))
-    lhs, rhs, out = (size if value is None else positive(name, value) for name, value in (
-        ("lhs_bytes_per_element", lhs_bytes_per_element), ("rhs_bytes_per_element", rhs_bytes_per_element),
-        ("out_bytes_per_element", out_bytes_per_element)))
+        m=positive("m", m, integral=True),
+        k=positive("k", k, integral=True),
+        n=positive("n", n, integral=True),
+        bytes_per_element=positive("bytes_per_element", bytes_per_element),
+    )
+    lhs, rhs, out = (
+        size if value is None else positive(name, value)
+        for name, value in (
+            ("lhs_bytes_per_element", lhs_bytes_per_element),
+            ("rhs_bytes_per_element", rhs_bytes_per_element),
+            ("out_bytes_per_element", out_bytes_per_element),
+        )
+    )
     return scalar_or_array(rows * inner * lhs + inner * cols * rhs + rows * cols * out)
 
 
@@ -94,8 +110,9 @@ def matmul_intensity(m: Number, k: Number, n: Number, bytes_per_element: Number 
     return scalar_or_array(flops / np.asarray(matmul_bytes(m, k, n, bytes_per_element, **operand_bytes)))
 
 
-def elementwise_intensity(flops_per_element: Number = 1, arrays_touched: Number = 3,
-                          bytes_per_element: Number = 2) -> Number:
+def elementwise_intensity(
+    flops_per_element: Number = 1, arrays_touched: Number = 3, bytes_per_element: Number = 2
+) -> Number:
     """FLOP/byte of an element-wise op: e.g. ``z = x + y`` does 1 FLOP and touches 3 arrays.
 
     Chapter "Rooflines and ridge points".
@@ -103,5 +120,6 @@ def elementwise_intensity(flops_per_element: Number = 1, arrays_touched: Number 
     flop_count, arrays, size = broadcast(
         flops_per_element=positive("flops_per_element", flops_per_element),
         arrays_touched=positive("arrays_touched", arrays_touched, integral=True),
-        bytes_per_element=positive("bytes_per_element", bytes_per_element))
+        bytes_per_element=positive("bytes_per_element", bytes_per_element),
+    )
     return scalar_or_array(flop_count / (arrays * size))

@@ -45,17 +45,23 @@ ALLREDUCES_PER_LAYER = 2
 """Megatron's tensor-parallel layer: one all-reduce after attention, one after the MLP."""
 RING_SENDS_PER_ELEMENT = 2.0
 """A ring all-reduce sends each element twice per direction (reduce-scatter, then all-gather)."""
-PRECISIONS = MappingProxyType({
-    "bf16": dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
-    "int8 weights": dict(weight_dtype="int8", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
-    "int8 weights and KV": dict(weight_dtype="int8", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"),
-    "fp8": dict(weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8"),
-    "int4 weights, int8 KV": dict(weight_dtype="int4", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"),
-    "fp4, fp8 KV": dict(weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4"),
-})
+PRECISIONS = MappingProxyType(
+    {
+        "bf16": dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
+        "int8 weights": dict(weight_dtype="int8", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
+        "int8 weights and KV": dict(
+            weight_dtype="int8", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"
+        ),
+        "fp8": dict(weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8"),
+        "int4 weights, int8 KV": dict(
+            weight_dtype="int4", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"
+        ),
+        "fp4, fp8 KV": dict(weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4"),
+    }
+)
 """Common serving precisions as ``inference_step`` options: weight-only quantization keeps bf16 matmuls; fp8 and
 fp4 run the matmuls at their own peak."""
-LARGEST_BATCH_SEARCHED = 2.0 ** 40
+LARGEST_BATCH_SEARCHED = 2.0**40
 """``compute_bound_batch`` reports inf when decode is still memory-bound at this batch."""
 
 
@@ -118,11 +124,22 @@ def kv_copies(model: ModelShape, n_chips: int) -> float:
     return count * -(-heads // count) / heads
 
 
-def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Number, new_tokens: Number = 1,
-                   n_chips: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", *,
-                   activation_dtype: str = "bf16", compute_dtype: str = "bf16",
-                   link_latency_s: float | None = None) -> InferenceStep:
-    """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new tokens.
+def inference_step(
+    model: ModelShape,
+    chip: Chip,
+    batch: Number,
+    context_len: Number,
+    new_tokens: Number = 1,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    *,
+    activation_dtype: str = "bf16",
+    compute_dtype: str = "bf16",
+    link_latency_s: float | None = None,
+) -> InferenceStep:
+    """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new
+    tokens.
 
     ``n_chips`` chips split every weight, head and FLOP by tensor parallelism. ``compute_dtype`` is the
     matmuls' peak (weight-only quantization still computes in bf16). ``link_latency_s`` overrides the
@@ -134,9 +151,11 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
         one_of(name, dtype, BYTES_PER_ELEMENT)
     chip.peak(compute_dtype)
     count = whole_count("n_chips", n_chips)
-    sequences, context, new = broadcast(batch=positive("batch", batch, integral=True),
-                                        context_len=non_negative("context_len", context_len, integral=True),
-                                        new_tokens=positive("new_tokens", new_tokens, integral=True))
+    sequences, context, new = broadcast(
+        batch=positive("batch", batch, integral=True),
+        context_len=non_negative("context_len", context_len, integral=True),
+        new_tokens=positive("new_tokens", new_tokens, integral=True),
+    )
     tokens = sequences * new
     parts = model.param_breakdown(active=False)
     active = model.matmul_params(active=True)
@@ -156,8 +175,12 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
     kv_width = model.n_kv_heads * model.head_dim
     width = model.d_ff if not model.is_moe else model.d_ff_expert * (model.experts_per_token + model.n_shared_experts)
     mlp_out = (2 if model.mlp == "gated" else 1) * width
-    per_layer = (model.d_model + query + 2 * kv_width) + (query + model.d_model) + (model.d_model + mlp_out) \
+    per_layer = (
+        (model.d_model + query + 2 * kv_width)
+        + (query + model.d_model)
+        + (model.d_model + mlp_out)
         + (width + model.d_model)
+    )
     activation_bytes = tokens * model.n_layers * per_layer * dtype_bytes(activation_dtype)
     flops = {"weights": weight_flops, "attention": attention_flops, "activations": np.zeros_like(weight_flops)}
     moved = {"weights": weight_bytes, "attention": attention_bytes, "activations": activation_bytes}
@@ -169,8 +192,9 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
         latency = latency if link_latency_s is None else float(non_negative("link_latency_s", link_latency_s))
         # engines reduce in at least bf16, whatever the activations are stored in
         wire = max(dtype_bytes(activation_dtype), dtype_bytes("bf16"))
-        per_allreduce = np.asarray(allreduce_time_s(tokens * model.d_model, count, bandwidth,
-                                                    RING_SENDS_PER_ELEMENT * wire, latency_s=latency))
+        per_allreduce = np.asarray(
+            allreduce_time_s(tokens * model.d_model, count, bandwidth, RING_SENDS_PER_ELEMENT * wire, latency_s=latency)
+        )
         comm = ALLREDUCES_PER_LAYER * model.n_layers * per_allreduce
     else:
         comm = np.zeros_like(compute_s)
@@ -179,30 +203,64 @@ def inference_step(model: ModelShape, chip: Chip, batch: Number, context_len: Nu
     names = np.array(["compute", "memory", "communication"])
     bound = names[np.argmax(np.stack(np.broadcast_arrays(compute_s, memory_s, comm)), axis=0)]
     return InferenceStep(
-        tokens=scalar_or_array(tokens), flops=scalar_or_array(total_flops), bytes=scalar_or_array(total_bytes),
+        tokens=scalar_or_array(tokens),
+        flops=scalar_or_array(total_flops),
+        bytes=scalar_or_array(total_bytes),
         part_flops={p: scalar_or_array(v) for p, v in flops.items()},
         part_bytes={p: scalar_or_array(v) for p, v in moved.items()},
-        time_s=scalar_or_array(lower), time_upper_s=scalar_or_array(upper),
-        compute_time_s=scalar_or_array(compute_s), memory_time_s=scalar_or_array(memory_s),
-        comm_time_s=scalar_or_array(comm), bound=str(bound) if bound.ndim == 0 else bound, n_chips=count)
+        time_s=scalar_or_array(lower),
+        time_upper_s=scalar_or_array(upper),
+        compute_time_s=scalar_or_array(compute_s),
+        memory_time_s=scalar_or_array(memory_s),
+        comm_time_s=scalar_or_array(comm),
+        bound=str(bound) if bound.ndim == 0 else bound,
+        n_chips=count,
+    )
 
 
-def time_to_first_token_s(model: ModelShape, chip: Chip, prompt_len: Number, batch: Number = 1, n_chips: int = 1,
-                          weight_dtype: str = "bf16", kv_dtype: str = "bf16", *, upper: bool = False,
-                          **options: object) -> Number:
+def time_to_first_token_s(
+    model: ModelShape,
+    chip: Chip,
+    prompt_len: Number,
+    batch: Number = 1,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    *,
+    upper: bool = False,
+    **options: object,
+) -> Number:
     """Seconds from a prompt of ``prompt_len`` tokens (for each of ``batch`` sequences) to its first new token.
 
     The prefill step (``inference_step`` with context 0 and the prompt as new tokens), its lower
     bound or, with ``upper``, its no-overlap bound. Chapter "Serving a model".
     """
-    step = inference_step(model, chip, batch, 0, positive("prompt_len", prompt_len, integral=True), n_chips,
-                          weight_dtype, kv_dtype, **options)
+    step = inference_step(
+        model,
+        chip,
+        batch,
+        0,
+        positive("prompt_len", prompt_len, integral=True),
+        n_chips,
+        weight_dtype,
+        kv_dtype,
+        **options,
+    )
     return step.time_upper_s if upper else step.time_s
 
 
-def time_per_output_token_s(model: ModelShape, chip: Chip, context_len: Number, batch: Number = 1,
-                            n_chips: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", *,
-                            upper: bool = False, **options: object) -> Number:
+def time_per_output_token_s(
+    model: ModelShape,
+    chip: Chip,
+    context_len: Number,
+    batch: Number = 1,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    *,
+    upper: bool = False,
+    **options: object,
+) -> Number:
     """Seconds per generated token of each sequence: one decode step of ``batch`` at ``context_len``.
 
     Lower bound, or with ``upper`` the no-overlap bound. Chapter "Serving a model".
@@ -211,8 +269,15 @@ def time_per_output_token_s(model: ModelShape, chip: Chip, context_len: Number, 
     return step.time_upper_s if upper else step.time_s
 
 
-def compute_bound_batch(model: ModelShape, chip: Chip, context_len: Number, n_chips: int = 1,
-                        weight_dtype: str = "bf16", kv_dtype: str = "bf16", **options: object) -> Number:
+def compute_bound_batch(
+    model: ModelShape,
+    chip: Chip,
+    context_len: Number,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    **options: object,
+) -> Number:
     """The smallest decode batch whose FLOPs take at least as long as its bytes, at ``context_len``.
 
     inf where decode stays memory-bound at every batch (the attention over a long cache has a fixed
@@ -238,8 +303,14 @@ def compute_bound_batch(model: ModelShape, chip: Chip, context_len: Number, n_ch
     return scalar_or_array(np.where(never, np.inf, high))
 
 
-def memory_bound_context(model: ModelShape, chip: Chip, n_chips: int = 1, weight_dtype: str = "bf16",
-                         kv_dtype: str = "bf16", **options: object) -> float:
+def memory_bound_context(
+    model: ModelShape,
+    chip: Chip,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    **options: object,
+) -> float:
     """The context (tokens) from which decode stays memory-bound at every batch (``compute_bound_batch`` is inf).
 
     Each sequence added to a large batch adds FLOPs f0 + f1 s and bytes q0 + q1 s at context s (its
@@ -247,9 +318,18 @@ def memory_bound_context(model: ModelShape, chip: Chip, n_chips: int = 1, weight
     is from s* = (f0 / pi - q0 / beta) / (q1 / beta - f1 / pi). inf where the cache is read faster than
     its attention computes. Chapter "Serving a model".
     """
-    large = 2.0 ** 20  # every expert touched, and small enough for the differences to keep their digits
-    step = inference_step(model, chip, np.array([[large, large + 1]] * 2), np.array([[0, 0], [1, 1]]), 1, n_chips,
-                          weight_dtype, kv_dtype, **options)
+    large = 2.0**20  # every expert touched, and small enough for the differences to keep their digits
+    step = inference_step(
+        model,
+        chip,
+        np.array([[large, large + 1]] * 2),
+        np.array([[0, 0], [1, 1]]),
+        1,
+        n_chips,
+        weight_dtype,
+        kv_dtype,
+        **options,
+    )
     compute, memory = np.asarray(step.compute_time_s), np.asarray(step.memory_time_s)
     per_sequence_compute, per_sequence_memory = compute[:, 1] - compute[:, 0], memory[:, 1] - memory[:, 0]
     f0, f1 = per_sequence_compute[0], per_sequence_compute[1] - per_sequence_compute[0]
@@ -259,8 +339,15 @@ def memory_bound_context(model: ModelShape, chip: Chip, n_chips: int = 1, weight
     return float(max(0.0, (f0 - q0) / (q1 - f1)))
 
 
-def max_batch(model: ModelShape, chip: Chip, context_len: Number, n_chips: int = 1, weight_dtype: str = "bf16",
-              kv_dtype: str = "bf16", usable_fraction: float = doc000.USABLE_FRACTION) -> Number:
+def max_batch(
+    model: ModelShape,
+    chip: Chip,
+    context_len: Number,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    usable_fraction: float = doc000.USABLE_FRACTION,
+) -> Number:
     """The largest batch of sequences of ``context_len`` tokens whose KV cache fits beside the weights (0: none).
 
     On ``n_chips`` chips' usable HBM (``chip.capacity_bytes``), the cache replicated as ``kv_copies``
@@ -269,7 +356,12 @@ def max_batch(model: ModelShape, chip: Chip, context_len: Number, n_chips: int =
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_chips", n_chips)
     context = positive("context_len", context_len, integral=True)
-    room = tokens_that_fit(chip, model.weight_bytes(weight_dtype),
-                           model.kv_bytes_per_token(kv_dtype) * kv_copies(model, count), usable_fraction, count)
+    room = tokens_that_fit(
+        chip,
+        model.weight_bytes(weight_dtype),
+        model.kv_bytes_per_token(kv_dtype) * kv_copies(model, count),
+        usable_fraction,
+        count,
+    )
     result = np.floor(np.asarray(room) / context).astype(np.int64)
     return int(result) if result.ndim == 0 else result

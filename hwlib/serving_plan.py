@@ -18,7 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwlib._checks import Number, broadcast, positive, scalar_or_array, whole_count
-from hwlib.data import chip as find_chip, deployment, model as find_model
+from hwlib.data import chip as find_chip
+from hwlib.data import deployment
+from hwlib.data import model as find_model
 from hwlib.data.records import Chip, ModelShape, ServingRun, require, require_chip
 from hwlib.data.serving_measurements import MLPERF_LLAMA2_MAX_TOKENS
 from hwlib.memory import deployment_name
@@ -40,9 +42,19 @@ class ServingCurve:
     bound: np.ndarray
 
 
-def serving_curve(model: ModelShape, chip: Chip, context_len: int, batches: Number, n_chips: int = 1,
-                  weight_dtype: str = "bf16", kv_dtype: str = "bf16", *, usable_fraction: float | None = None,
-                  include_largest: bool = False, **options: object) -> ServingCurve:
+def serving_curve(
+    model: ModelShape,
+    chip: Chip,
+    context_len: int,
+    batches: Number,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    *,
+    usable_fraction: float | None = None,
+    include_largest: bool = False,
+    **options: object,
+) -> ServingCurve:
     """The latency-throughput curve of decoding at ``context_len``: one inference step per batch in ``batches``
     (and, with ``include_largest``, at the largest batch that fits, where it lies among them).
 
@@ -56,11 +68,15 @@ def serving_curve(model: ModelShape, chip: Chip, context_len: int, batches: Numb
     if include_largest and sizes.min() <= largest <= sizes.max():
         sizes = np.union1d(sizes, [largest])
     step = inference_step(model, chip, sizes, context_len, 1, n_chips, weight_dtype, kv_dtype, **options)
-    return ServingCurve(batches=sizes, time_per_token_s=np.asarray(step.time_s),
-                        time_per_token_upper_s=np.asarray(step.time_upper_s),
-                        tokens_per_s=np.asarray(step.tokens_per_s),
-                        tokens_per_s_per_chip=np.asarray(step.tokens_per_s_per_chip),
-                        fits=sizes <= largest, bound=np.atleast_1d(step.bound))
+    return ServingCurve(
+        batches=sizes,
+        time_per_token_s=np.asarray(step.time_s),
+        time_per_token_upper_s=np.asarray(step.time_upper_s),
+        tokens_per_s=np.asarray(step.tokens_per_s),
+        tokens_per_s_per_chip=np.asarray(step.tokens_per_s_per_chip),
+        fits=sizes <= largest,
+        bound=np.atleast_1d(step.bound),
+    )
 
 
 def tensor_parallel_sizes(model: ModelShape, chip: Chip) -> tuple[int, ...]:
@@ -71,7 +87,7 @@ def tensor_parallel_sizes(model: ModelShape, chip: Chip) -> tuple[int, ...]:
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     plan = deployment(require_chip(chip))
-    sizes = plan.sizes if plan.kind == "slice" else tuple(2 ** k for k in range(int(np.log2(plan.largest)) + 1))
+    sizes = plan.sizes if plan.kind == "slice" else tuple(2**k for k in range(int(np.log2(plan.largest)) + 1))
     return tuple(n for n in sizes if n <= model.n_heads)
 
 
@@ -102,9 +118,18 @@ class ServingPlan:
     tokens_per_s_per_chip: Number
 
 
-def largest_batch_within(model: ModelShape, chip: Chip, context_len: Number, tpot_target_s: float,
-                         n_chips: int = 1, weight_dtype: str = "bf16", kv_dtype: str = "bf16", *,
-                         usable_fraction: float | None = None, **options: object) -> Number:
+def largest_batch_within(
+    model: ModelShape,
+    chip: Chip,
+    context_len: Number,
+    tpot_target_s: float,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    *,
+    usable_fraction: float | None = None,
+    **options: object,
+) -> Number:
     """The largest decode batch that fits and takes at most ``tpot_target_s`` per token (0: none).
 
     A step's time grows with the batch, so a vectorised bisection over 1 ... ``max_batch``.
@@ -116,8 +141,9 @@ def largest_batch_within(model: ModelShape, chip: Chip, context_len: Number, tpo
     high = np.asarray(max_batch(model, chip, context, n_chips, weight_dtype, kv_dtype, **fit), dtype=float)
 
     def within(batches: np.ndarray) -> np.ndarray:
-        step = inference_step(model, chip, np.maximum(batches, 1), context, 1, n_chips, weight_dtype, kv_dtype,
-                              **options)
+        step = inference_step(
+            model, chip, np.maximum(batches, 1), context, 1, n_chips, weight_dtype, kv_dtype, **options
+        )
         return (batches >= 1) & (np.asarray(step.time_s) <= target)
 
     low = np.where(within(np.ones_like(high)) & (high >= 1), 1.0, 0.0)
@@ -131,22 +157,38 @@ def largest_batch_within(model: ModelShape, chip: Chip, context_len: Number, tpo
     return _whole(low.astype(np.int64))
 
 
-def serving_chips(model: ModelShape, chip: Chip, context_len: Number, batch: Number = 1,
-                  tpot_target_s: float = np.inf, *, prompt_len: Number | None = None,
-                  ttft_target_s: float = np.inf, weight_dtype: str = "bf16", kv_dtype: str = "bf16",
-                  usable_fraction: float | None = None, **options: object) -> ServingPlan:
+def serving_chips(
+    model: ModelShape,
+    chip: Chip,
+    context_len: Number,
+    batch: Number = 1,
+    tpot_target_s: float = np.inf,
+    *,
+    prompt_len: Number | None = None,
+    ttft_target_s: float = np.inf,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    usable_fraction: float | None = None,
+    **options: object,
+) -> ServingPlan:
     """The fewest chips (one ``tensor_parallel_sizes`` size) that hold the weights and at least ``batch`` caches
     of ``context_len`` tokens, decode them within ``tpot_target_s`` per token and prefill one prompt of
     ``prompt_len`` tokens (default ``context_len``) within ``ttft_target_s``; with the largest batch that
     meets the target there. Queueing, and prefills sharing the chips with decode steps, are left out.
     Vectorised over context and batch. Chapter "Serving a model".
     """
-    sequences, context = broadcast(batch=positive("batch", batch, integral=True),
-                                   context_len=positive("context_len", context_len, integral=True))
-    targets = {name: float(positive(name, value, allow_inf=True)) for name, value in
-               (("tpot_target_s", tpot_target_s), ("ttft_target_s", ttft_target_s))}
-    prompt = context if prompt_len is None else np.broadcast_to(positive("prompt_len", prompt_len, integral=True),
-                                                                 context.shape)
+    sequences, context = broadcast(
+        batch=positive("batch", batch, integral=True), context_len=positive("context_len", context_len, integral=True)
+    )
+    targets = {
+        name: float(positive(name, value, allow_inf=True))
+        for name, value in (("tpot_target_s", tpot_target_s), ("ttft_target_s", ttft_target_s))
+    }
+    prompt = (
+        context
+        if prompt_len is None
+        else np.broadcast_to(positive("prompt_len", prompt_len, integral=True), context.shape)
+    )
     dtypes = dict(weight_dtype=weight_dtype, kv_dtype=kv_dtype)
     shape = context.shape
     chosen, best, holds = (np.zeros(shape, dtype=np.int64) for _ in range(3))
@@ -154,8 +196,18 @@ def serving_chips(model: ModelShape, chip: Chip, context_len: Number, batch: Num
     sizes = tensor_parallel_sizes(model, chip)
     for size in sizes:
         first = np.asarray(time_to_first_token_s(model, chip, prompt, 1, size, **dtypes, **options))
-        largest = np.asarray(largest_batch_within(model, chip, context, targets["tpot_target_s"], size, **dtypes,
-                                                  usable_fraction=usable_fraction, **options))
+        largest = np.asarray(
+            largest_batch_within(
+                model,
+                chip,
+                context,
+                targets["tpot_target_s"],
+                size,
+                **dtypes,
+                usable_fraction=usable_fraction,
+                **options,
+            )
+        )
         new = (chosen == 0) & (largest >= sequences) & (first <= targets["ttft_target_s"])
         if not new.any():
             continue
@@ -167,10 +219,16 @@ def serving_chips(model: ModelShape, chip: Chip, context_len: Number, batch: Num
         rate = np.where(new, step.tokens_per_s, rate)
     names = np.array(["none"] + [serving_name(n, chip) for n in sizes])
     where = names[np.searchsorted(np.array((0,) + sizes), chosen)]
-    return ServingPlan(n_chips=_whole(chosen), deployment=str(where) if where.ndim == 0 else where,
-                       batch=_whole(best), max_batch=_whole(holds), time_per_token_s=scalar_or_array(tpot),
-                       time_to_first_token_s=scalar_or_array(ttft), tokens_per_s=scalar_or_array(rate),
-                       tokens_per_s_per_chip=scalar_or_array(rate / np.maximum(chosen, 1)))
+    return ServingPlan(
+        n_chips=_whole(chosen),
+        deployment=str(where) if where.ndim == 0 else where,
+        batch=_whole(best),
+        max_batch=_whole(holds),
+        time_per_token_s=scalar_or_array(tpot),
+        time_to_first_token_s=scalar_or_array(ttft),
+        tokens_per_s=scalar_or_array(rate),
+        tokens_per_s_per_chip=scalar_or_array(rate / np.maximum(chosen, 1)),
+    )
 
 
 @dataclass(frozen=True)
@@ -185,11 +243,22 @@ class ThroughputBound:
     prefill_share: Number
 
 
-def throughput_bound(model: ModelShape, chip: Chip, input_len: Number, output_len: Number, n_chips: int = 1,
-                     weight_dtype: str = "bf16", kv_dtype: str = "bf16", *, tensor_parallel: int | None = None,
-                     batch: Number | None = None, usable_fraction: float = 1.0,
-                     **options: object) -> ThroughputBound:
-    """Upper bound on output tokens/s of ``n_chips`` chips serving prompts of ``input_len`` with ``output_len`` new tokens.
+def throughput_bound(
+    model: ModelShape,
+    chip: Chip,
+    input_len: Number,
+    output_len: Number,
+    n_chips: int = 1,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    *,
+    tensor_parallel: int | None = None,
+    batch: Number | None = None,
+    usable_fraction: float = 1.0,
+    **options: object,
+) -> ThroughputBound:
+    """Upper bound on output tokens/s of ``n_chips`` chips serving prompts of ``input_len`` with ``output_len`` new
+    tokens.
 
     ``tensor_parallel`` chips per replica (default all); ``batch`` per replica if the run fixes it,
     else the largest that fits at the mean context in ``usable_fraction`` of HBM. Tokens/s is 0 where
@@ -199,12 +268,15 @@ def throughput_bound(model: ModelShape, chip: Chip, input_len: Number, output_le
     group = count if tensor_parallel is None else whole_count("tensor_parallel", tensor_parallel)
     if count % group:
         raise ValueError(f"tensor_parallel must divide n_chips={count} into whole replicas, got {tensor_parallel!r}")
-    prompt, answer = broadcast(input_len=positive("input_len", input_len, integral=True),
-                               output_len=positive("output_len", output_len, integral=True))
+    prompt, answer = broadcast(
+        input_len=positive("input_len", input_len, integral=True),
+        output_len=positive("output_len", output_len, integral=True),
+    )
     mean_context = np.floor(prompt + (answer - 2) / 2.0).clip(min=prompt)
     if batch is None:
-        sequences = np.asarray(max_batch(model, chip, mean_context + 1, group, weight_dtype, kv_dtype,
-                                         usable_fraction)).astype(float)
+        sequences = np.asarray(
+            max_batch(model, chip, mean_context + 1, group, weight_dtype, kv_dtype, usable_fraction)
+        ).astype(float)
     else:
         sequences = np.broadcast_to(positive("batch", batch, integral=True), prompt.shape).astype(float)
     runs = np.maximum(sequences, 1.0)
@@ -218,9 +290,13 @@ def throughput_bound(model: ModelShape, chip: Chip, input_len: Number, output_le
     time = np.maximum(roofline_bound_s(flops / group, moved / group, chip, compute_dtype), comm)
     replicas = count // group
     system = np.where(sequences > 0, replicas * runs * answer / time, 0.0)
-    return ThroughputBound(tokens_per_s=scalar_or_array(system), tokens_per_s_per_chip=scalar_or_array(system / count),
-                           batch=_whole(sequences), replicas=replicas,
-                           prefill_share=scalar_or_array(np.asarray(prefill.time_s) / time))
+    return ThroughputBound(
+        tokens_per_s=scalar_or_array(system),
+        tokens_per_s_per_chip=scalar_or_array(system / count),
+        batch=_whole(sequences),
+        replicas=replicas,
+        prefill_share=scalar_or_array(np.asarray(prefill.time_s) / time),
+    )
 
 
 def serving_run_bound(run: ServingRun, input_len: Number | None = None) -> ThroughputBound:
@@ -233,9 +309,19 @@ def serving_run_bound(run: ServingRun, input_len: Number | None = None) -> Throu
     run = require(ServingRun, "run", run, "hw.serving_runs()[0]")
     prompt = run.input_len if run.input_len is not None else (1 if input_len is None else input_len)
     answer = 2 if run.output_len is None else int(round(run.output_len))
-    return throughput_bound(find_model(run.model_key), find_chip(run.chip_key), prompt, answer, run.n_chips,
-                            run.weight_dtype, run.kv_dtype, tensor_parallel=run.tensor_parallel, batch=run.batch,
-                            activation_dtype=run.activation_dtype, compute_dtype=run.compute_dtype)
+    return throughput_bound(
+        find_model(run.model_key),
+        find_chip(run.chip_key),
+        prompt,
+        answer,
+        run.n_chips,
+        run.weight_dtype,
+        run.kv_dtype,
+        tensor_parallel=run.tensor_parallel,
+        batch=run.batch,
+        activation_dtype=run.activation_dtype,
+        compute_dtype=run.compute_dtype,
+    )
 
 
 def max_mean_prompt(run: ServingRun, longest: int = MLPERF_LLAMA2_MAX_TOKENS.value) -> int:

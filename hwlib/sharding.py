@@ -56,9 +56,19 @@ class TrainingMemory:
         return sum(self.parts.values())
 
 
-def training_memory(model: ModelShape, recipe: str | TrainingRecipe, chip: Chip, seq_len: int, batch: int = 1, *,
-                    sharding: str = "zero-3", n_chips: int | None = None, recompute: str = "none",
-                    flash_attention: bool = True, usable_fraction: float = doc000.USABLE_FRACTION) -> TrainingMemory:
+def training_memory(
+    model: ModelShape,
+    recipe: str | TrainingRecipe,
+    chip: Chip,
+    seq_len: int,
+    batch: int = 1,
+    *,
+    sharding: str = "zero-3",
+    n_chips: int | None = None,
+    recompute: str = "none",
+    flash_attention: bool = True,
+    usable_fraction: float = doc000.USABLE_FRACTION,
+) -> TrainingMemory:
     """Bytes per chip of training ``model`` with ``recipe`` on ``chip`` under ``sharding``, a micro-batch of
     ``batch`` sequences of ``seq_len`` tokens per chip, and the fewest chips that hold it.
 
@@ -73,26 +83,46 @@ def training_memory(model: ModelShape, recipe: str | TrainingRecipe, chip: Chip,
     tokens, sequences = int(positive("seq_len", seq_len, integral=True)), int(positive("batch", batch, integral=True))
     params = model.params()
     state = training_state_breakdown(params, recipe)
-    activations = model.n_layers * activation_bytes(tokens, sequences, model, recompute=recompute,
-                                                    flash_attention=flash_attention)
+    activations = model.n_layers * activation_bytes(
+        tokens, sequences, model, recompute=recompute, flash_attention=flash_attention
+    )
     logits = logits_bytes(tokens, sequences, model)
     split = sum(state[name] for name in SHARDINGS[sharding])
     whole = sum(state[name] for name in TRAINING_PARTS if name not in SHARDINGS[sharding]) + activations + logits
     room = float(usable_bytes(chip, usable_fraction))
     unsplit_state = whole - activations - logits
     if unsplit_state >= room:
-        fewest, reason = None, (f"the state {sharding} leaves whole ({unsplit_state / 2**30:,.1f} GiB) exceeds one "
-                                f"chip's usable {room / 2**30:,.1f} GiB: no number of chips holds it; shard more of it")
+        fewest, reason = (
+            None,
+            (
+                f"the state {sharding} leaves whole ({unsplit_state / 2**30:,.1f} GiB) exceeds one "
+                f"chip's usable {room / 2**30:,.1f} GiB: no number of chips holds it; shard more of it"
+            ),
+        )
     elif whole >= room:
-        fewest, reason = None, (f"one chip's activations and unsplit state ({whole / 2**30:,.1f} GiB) exceed its "
-                                f"usable {room / 2**30:,.1f} GiB: no number of chips holds it under {sharding}; "
-                                "tensor, sequence or context parallelism must split the activations")
+        fewest, reason = (
+            None,
+            (
+                f"one chip's activations and unsplit state ({whole / 2**30:,.1f} GiB) exceed its "
+                f"usable {room / 2**30:,.1f} GiB: no number of chips holds it under {sharding}; "
+                "tensor, sequence or context parallelism must split the activations"
+            ),
+        )
     elif split == 0:
         fewest, reason = 1, "replicated: every chip holds everything, so one chip must"
     else:
-        fewest, reason = max(1, math.ceil(split / (room - whole) * (1 - 1e-12))), f"{sharding} splits {split / 2**30:,.1f} GiB"
+        fewest, reason = (
+            max(1, math.ceil(split / (room - whole) * (1 - 1e-12))),
+            f"{sharding} splits {split / 2**30:,.1f} GiB",
+        )
     count = int(positive("n_chips", n_chips, integral=True)) if n_chips is not None else (fewest or 1)
     parts = {name: value / (count if name in SHARDINGS[sharding] else 1) for name, value in state.items()}
     parts.update(activations=activations, logits=logits)
-    return TrainingMemory(sharding=sharding, parts=parts, n_chips=fewest, per_chip_bytes=sum(parts.values()),
-                          usable_bytes=room, reason=reason)
+    return TrainingMemory(
+        sharding=sharding,
+        parts=parts,
+        n_chips=fewest,
+        per_chip_bytes=sum(parts.values()),
+        usable_bytes=room,
+        reason=reason,
+    )

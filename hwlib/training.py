@@ -18,7 +18,8 @@ import numpy as np
 
 from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array
 from hwlib.collectives import allreduce_time_s
-from hwlib.data import clusters, doc002, fabrics as find_fabrics
+from hwlib.data import clusters, doc002
+from hwlib.data import fabrics as find_fabrics
 from hwlib.data.records import ENERGY_FIELDS, FABRIC_KINDS, Chip, Fabric, ModelShape, Scenario, require_chip
 from hwlib.layer_model import PARAMS_PER_LAYER_PER_D2, layer_step
 
@@ -38,8 +39,11 @@ def transformer_params(d: Number | ModelShape, n_layers: Number | None = None, v
         return d.params()
     if n_layers is None:
         raise TypeError("n_layers is needed unless d is a ModelShape such as hw.model('llama-3-8b')")
-    width, layers, words = broadcast(d=positive("d", d), n_layers=positive("n_layers", n_layers, integral=True),
-                                     vocab=non_negative("vocab", vocab, integral=True))
+    width, layers, words = broadcast(
+        d=positive("d", d),
+        n_layers=positive("n_layers", n_layers, integral=True),
+        vocab=non_negative("vocab", vocab, integral=True),
+    )
     return scalar_or_array(PARAMS_PER_LAYER_PER_D2 * width**2 * layers + EMBEDDING_MATRICES * words * width)
 
 
@@ -48,9 +52,11 @@ def optimizer_bytes(n_params: Number, n_chips: Number = 1, b_opt: Number = doc00
 
     Chapter "A 7B model, regime by regime".
     """
-    params, chips, size = broadcast(n_params=positive("n_params", n_params),
-                                    n_chips=positive("n_chips", n_chips, integral=True),
-                                    b_opt=non_negative("b_opt", b_opt))
+    params, chips, size = broadcast(
+        n_params=positive("n_params", n_params),
+        n_chips=positive("n_chips", n_chips, integral=True),
+        b_opt=non_negative("b_opt", b_opt),
+    )
     return scalar_or_array(size * params / chips)
 
 
@@ -110,8 +116,10 @@ class TrainingStep:
     def energy_shares(self) -> dict[str, Number]:
         """Arithmetic, HBM and static energy over the total."""
         total = np.asarray(self.energy_j)
-        return {name: scalar_or_array(np.asarray(getattr(self, name)) / total)
-                for name in ("arithmetic_j", "hbm_j", "static_j")}
+        return {
+            name: scalar_or_array(np.asarray(getattr(self, name)) / total)
+            for name in ("arithmetic_j", "hbm_j", "static_j")
+        }
 
 
 def training_step(
@@ -135,7 +143,8 @@ def training_step(
     """One data-parallel training step per chip: ``micro_batches`` visits of ``n_layers`` layers on T tokens each,
     a sharded optimizer update (b_opt P / N bytes at HBM) and a gradient all-reduce over the fabric, not overlapped.
 
-    ``d`` may be a dense ModelShape (its own layers, count and parameters). ``n_params`` defaults to 12 d^2 L; ``fabric_bytes_per_s`` (per chip per direction) is needed
+    ``d`` may be a dense ModelShape (its own layers, count and parameters). ``n_params`` defaults to 12 d^2 L;
+    ``fabric_bytes_per_s`` (per chip per direction) is needed
     where ``n_chips`` > 1. Static power runs for the whole step. Broadcasts over every numeric
     argument. Document 002, Table 5; chapter "A 7B model, regime by regime".
     """
@@ -155,8 +164,9 @@ def training_step(
         if np.any(chips > 1):
             raise ValueError("fabric_bytes_per_s is needed when n_chips > 1, e.g. hw.fabric('ib-ndr').bytes_per_s")
         fabric_bytes_per_s = 1.0
-    layer = layer_step(d, T, chip, b_w=b_w, a=a, seq_len=seq_len, on_chip_fraction=on_chip_fraction,
-                       power_cap=power_cap)
+    layer = layer_step(
+        d, T, chip, b_w=b_w, a=a, seq_len=seq_len, on_chip_fraction=on_chip_fraction, power_cap=power_cap
+    )
     repeat = layers * visits
     opt_bytes = np.asarray(optimizer_bytes(params, chips, b_opt))
     opt_time = opt_bytes / chip.hbm_bytes_per_s
@@ -167,10 +177,18 @@ def training_step(
     layer_bytes = (np.asarray(layer.weight_hbm_bytes) + np.asarray(layer.activation_hbm_bytes)) * repeat
     ideal = flops / chip.peak("bf16")
     values = {
-        "tokens_per_step": np.asarray(positive("T", T)) * visits, "flops": flops, "hbm_bytes": layer_bytes + opt_bytes,
-        "intensity": flops / (layer_bytes + opt_bytes), "time_s": time, "layers_time_s": layers_time,
-        "optimizer_time_s": opt_time, "allreduce_time_s": ar_time, "ideal_time_s": ideal, "slowdown": time / ideal,
-        "_layer_hbm_bytes": layer_bytes, "_optimizer_bytes": opt_bytes,
+        "tokens_per_step": np.asarray(positive("T", T)) * visits,
+        "flops": flops,
+        "hbm_bytes": layer_bytes + opt_bytes,
+        "intensity": flops / (layer_bytes + opt_bytes),
+        "time_s": time,
+        "layers_time_s": layers_time,
+        "optimizer_time_s": opt_time,
+        "allreduce_time_s": ar_time,
+        "ideal_time_s": ideal,
+        "slowdown": time / ideal,
+        "_layer_hbm_bytes": layer_bytes,
+        "_optimizer_bytes": opt_bytes,
     }
     shape = np.broadcast_shapes(*(np.shape(v) for v in values.values()))
     return TrainingStep(chip=chip, **{name: scalar_or_array(np.broadcast_to(v, shape)) for name, v in values.items()})
@@ -194,14 +212,22 @@ def regime_fabric(chip: Chip, kind: str) -> Fabric:
     raise KeyError(f"no {kind} fabric known for chip {chip.label}; pass fabrics={{'{kind}': hw.fabric(...)}}")
 
 
-def regime_steps(chip: Chip, scenarios: tuple[Scenario, ...] = doc002.SCENARIOS, *,
-                 d: int | ModelShape = doc002.D_MODEL, n_layers: int | None = doc002.N_LAYERS,
-                 seq_len: int = doc002.SEQ_LEN, vocab: int = doc002.VOCAB, fabrics: Mapping[str, Fabric] | None = None,
-                 **options: object) -> TrainingStep:
+def regime_steps(
+    chip: Chip,
+    scenarios: tuple[Scenario, ...] = doc002.SCENARIOS,
+    *,
+    d: int | ModelShape = doc002.D_MODEL,
+    n_layers: int | None = doc002.N_LAYERS,
+    seq_len: int = doc002.SEQ_LEN,
+    vocab: int = doc002.VOCAB,
+    fabrics: Mapping[str, Fabric] | None = None,
+    **options: object,
+) -> TrainingStep:
     """The training steps of ``scenarios`` on ``chip`` in one vectorised call (arrays in scenario order).
 
     Parameters count embeddings (``vocab``) as document 002's Table 5 does; ``d`` may be a dense ModelShape
-    (``d=hw.model("llama-3-8b")``: its own layers and count; ``n_layers`` and ``vocab`` are then unused). ``fabrics`` maps a
+    (``d=hw.model("llama-3-8b")``: its own layers and count; ``n_layers`` and ``vocab`` are then unused). ``fabrics``
+    maps a
     scenario's fabric kind to a Fabric (default: ``regime_fabric``); ``options`` go to
     ``training_step`` (b_w, a, b_opt, b_ar, on_chip_fraction, power_cap).
     Chapter "A 7B model, regime by regime".
@@ -210,11 +236,22 @@ def regime_steps(chip: Chip, scenarios: tuple[Scenario, ...] = doc002.SCENARIOS,
     if not scenarios or not all(isinstance(s, Scenario) for s in scenarios):
         raise TypeError(f"scenarios must be a non-empty sequence of Scenario records, got {scenarios!r}")
     chosen = dict(fabrics or {})
-    bandwidth = np.array([1.0 if s.fabric is None else
-                          (chosen.get(s.fabric) or regime_fabric(chip, s.fabric)).bytes_per_s for s in scenarios])
+    bandwidth = np.array(
+        [
+            1.0 if s.fabric is None else (chosen.get(s.fabric) or regime_fabric(chip, s.fabric)).bytes_per_s
+            for s in scenarios
+        ]
+    )
     shape = isinstance(d, ModelShape)
     return training_step(
-        d, np.array([s.T for s in scenarios]), chip, None if shape else n_layers,
+        d,
+        np.array([s.T for s in scenarios]),
+        chip,
+        None if shape else n_layers,
         micro_batches=np.array([s.micro_batches for s in scenarios]),
-        n_chips=np.array([s.n_chips for s in scenarios]), fabric_bytes_per_s=bandwidth,
-        n_params=d.params() if shape else transformer_params(d, n_layers, vocab), seq_len=seq_len, **options)
+        n_chips=np.array([s.n_chips for s in scenarios]),
+        fabric_bytes_per_s=bandwidth,
+        n_params=d.params() if shape else transformer_params(d, n_layers, vocab),
+        seq_len=seq_len,
+        **options,
+    )

@@ -11,11 +11,13 @@ from hwlib._checks import one_of, positive, whole_count
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.memory import RECOMPUTE
-from hwlib.parallelism import Mesh, TrainStep, group_time_s, group_topology, split_params, train_step
+from hwlib.parallelism import Mesh, TrainStep, split_params, train_step
+from hwlib.placement import group_time_s, group_topology
 
 
-def fsdp_threshold_tokens(model: ModelShape, cluster: Cluster, mesh: Mesh, seq_len: int, dtype: str = "bf16",
-                          recompute: str = "selective") -> float:
+def fsdp_threshold_tokens(
+    model: ModelShape, cluster: Cluster, mesh: Mesh, seq_len: int, dtype: str = "bf16", recompute: str = "selective"
+) -> float:
     """Tokens per chip per step above which FSDP's all-gather and reduce-scatter hide behind compute, when the
     gathered weights stay for the whole step (one of each per step, as ``train_step`` assumes where they fit):
     the traffic is fixed, compute grows with the tokens. Chapter "Sharding a training step"."""
@@ -38,8 +40,10 @@ def fsdp_threshold_tokens(model: ModelShape, cluster: Cluster, mesh: Mesh, seq_l
 def megatron_step_flops(batch: float, seq_len: float, n_layers: float, d: float, vocab: float) -> float:
     """FLOPs of one step as Narayanan et al. 2021 count them (Eq. 3), the recomputed forward included:
     96 B s l h^2 (1 + s / 6h + V / 16 l h). Chapter "Sharding a training step"."""
-    batch, seq_len, n_layers, d, vocab = (float(positive(name, value)) for name, value in (
-        ("batch", batch), ("seq_len", seq_len), ("n_layers", n_layers), ("d", d), ("vocab", vocab)))
+    batch, seq_len, n_layers, d, vocab = (
+        float(positive(name, value))
+        for name, value in (("batch", batch), ("seq_len", seq_len), ("n_layers", n_layers), ("d", d), ("vocab", vocab))
+    )
     return 96.0 * batch * seq_len * n_layers * d**2 * (1.0 + seq_len / (6.0 * d) + vocab / (16.0 * n_layers * d))
 
 
@@ -54,12 +58,20 @@ def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
     mesh = Mesh(**run.mesh)
     model = run.model
     chunks = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
-    step = train_step(model, find_cluster(run.cluster_key), mesh, run.global_batch_sequences * run.seq_len,
-                      run.seq_len, recompute=run.recompute, dtype=run.dtype, interleave=chunks, usable_fraction=1.0,
-                      causal=run.causal)
+    step = train_step(
+        model,
+        find_cluster(run.cluster_key),
+        mesh,
+        run.global_batch_sequences * run.seq_len,
+        run.seq_len,
+        recompute=run.recompute,
+        dtype=run.dtype,
+        interleave=chunks,
+        usable_fraction=1.0,
+        causal=run.causal,
+    )
     if run.metric == "megatron_tflops":
-        flops = megatron_step_flops(run.global_batch_sequences, run.seq_len, model.n_layers, model.d_model,
-                                    model.vocab)
+        flops = megatron_step_flops(run.global_batch_sequences, run.seq_len, model.n_layers, model.d_model, model.vocab)
         return flops / (mesh.n_chips * step.time_s), step
     if run.metric == "mfu":
         return step.mfu, step
@@ -76,7 +88,8 @@ def _powers_of_two(limit: int) -> list[int]:
 
 def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len: int) -> list[Mesh]:
     """Every mesh of ``n_chips`` with power-of-two degrees: tp within one node and dividing the heads, pp up
-    to the layers, cp only for sequences of ``CONTEXT_PARALLEL_FROM_TOKENS`` or more, ep for a mixture of experts, the rest split
+    to the layers, cp only for sequences of ``CONTEXT_PARALLEL_FROM_TOKENS`` or more, ep for a mixture of experts, the
+    rest split
     between fsdp and dp. Chapter "Sharding a training step"."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
@@ -99,8 +112,9 @@ def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len:
     return meshes
 
 
-def plan_meshes(model: ModelShape, cluster: Cluster, global_batch_tokens: float, seq_len: int, n_chips: int,
-                **options: object) -> list[tuple[Mesh, TrainStep | None, str]]:
+def plan_meshes(
+    model: ModelShape, cluster: Cluster, global_batch_tokens: float, seq_len: int, n_chips: int, **options: object
+) -> list[tuple[Mesh, TrainStep | None, str]]:
     """``train_step`` for every candidate mesh: (mesh, step or None, reason it is infeasible or "").
 
     Feasible steps first, fastest first. ``options`` go to ``train_step``. Chapter "Sharding a training step".

@@ -10,10 +10,9 @@ Explained in the chapter "Introduction" (conventions) and used by every chapter.
 from __future__ import annotations
 
 import math
-
 from types import MappingProxyType
 
-from hwlib._checks import as_real_array, one_of, scalar_or_array, Number
+from hwlib._checks import Number, as_real_array, one_of, scalar_or_array
 
 kB = 1e3
 MB = 1e6
@@ -56,8 +55,19 @@ def convert_bytes(n_bytes: Number, unit: str) -> Number:
 _SI_PREFIXES = ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1.0, ""))
 _BINARY_PREFIXES = ((TiB, "Ti"), (GiB, "Gi"), (MiB, "Mi"), (KiB, "Ki"), (1.0, ""))
 _SMALL_PREFIXES = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n"), (1e-12, "p"), (1e-15, "f"), (1e-18, "a"))
-COUNT_UNITS = ("1", "tokens", "parameters", "chips", "links", "sequences", "elements", "steps", "B/parameter",
-               "tokens/s", "FLOP/B")
+COUNT_UNITS = (
+    "1",
+    "tokens",
+    "parameters",
+    "chips",
+    "links",
+    "sequences",
+    "elements",
+    "steps",
+    "B/parameter",
+    "tokens/s",
+    "FLOP/B",
+)
 """Units ``format_quantity`` writes as plain numbers, not with an SI prefix."""
 
 

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 
@@ -21,8 +20,16 @@ import hwlib as hw
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("memory", "serve", "train", "plan", "list")
 LISTS = ("models", "chips", "clusters", "precisions", "recipes")
-TINY_CONFIG = {"model_type": "llama", "hidden_size": 256, "num_hidden_layers": 2, "num_attention_heads": 4,
-               "num_key_value_heads": 2, "intermediate_size": 688, "vocab_size": 1000, "rms_norm_eps": 1e-5}
+TINY_CONFIG = {
+    "model_type": "llama",
+    "hidden_size": 256,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 4,
+    "num_key_value_heads": 2,
+    "intermediate_size": 688,
+    "vocab_size": 1000,
+    "rms_norm_eps": 1e-5,
+}
 BAD_INPUT = [
     ("memory", ["--model", "no-such-model", "--chip", "H100-SXM"]),
     ("memory", ["--model", "llama-3-70b", "--chip", "no-such-chip"]),
@@ -42,8 +49,7 @@ _RUNS: dict[tuple[str, ...], subprocess.CompletedProcess] = {}
 
 
 def _run(args: tuple[str, ...]) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "hwlib", *args], cwd=ROOT, capture_output=True, text=True,
-                          timeout=120)
+    return subprocess.run([sys.executable, "-m", "hwlib", *args], cwd=ROOT, capture_output=True, text=True, timeout=120)
 
 
 def cli(*args: object) -> subprocess.CompletedProcess:
@@ -55,8 +61,11 @@ def cli(*args: object) -> subprocess.CompletedProcess:
 @pytest.fixture(scope="module", autouse=True)
 def _run_the_short_commands_side_by_side():
     """Help, lists and bad input start in parallel up front, so the file stays fast."""
-    keys = [*HELP_RUNS, *(("--list", what) if what != "chips" else ("list", what) for what in LISTS),
-            *((command, *args) for command, args in BAD_INPUT)]
+    keys = [
+        *HELP_RUNS,
+        *(("--list", what) if what != "chips" else ("list", what) for what in LISTS),
+        *((command, *args) for command, args in BAD_INPUT),
+    ]
     with ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
         _RUNS.update(zip(keys, pool.map(_run, keys)))
     yield
@@ -74,21 +83,47 @@ def row(output: str, label: str) -> list[str]:
     """The cells after ``label`` on the table line that starts with it (cells are 2+ spaces apart)."""
     for line in output.splitlines():
         if line.strip().startswith(label):
-            return re.split(r"\s{2,}", line.strip()[len(label):].strip())
+            return re.split(r"\s{2,}", line.strip()[len(label) :].strip())
     raise AssertionError(f"no line {label!r} in:\n{output}")
 
 
 def test_help_at_every_level_names_the_commands_options_defaults_and_an_example():
     top = ok("--help")
     assert all(command in top for command in COMMANDS) and "examples:" in top and "--list" in top
-    for command, options in (("memory", ("--model", "--config", "--chip", "--recipe", "--seq-len", "--batch",
-                                         "--usable", "(default: 2048)", "(default: 0.8)",
-                                         "(default: zero_mixed_adam)")),
-                             ("serve", ("--chips", "--precision", "--context", "--prompt", "--batch", "--tpot-ms",
-                                        "--ttft-ms", "ms (default: none)", "(default: bf16)")),
-                             ("train", ("--cluster", "--chips", "--global-batch-tokens", "--seq-len", "--mesh")),
-                             ("plan", ("--cluster", "--chips", "--global-batch-tokens", "--seq-len")),
-                             ("list", ("models", "chips", "clusters", "precisions", "recipes"))):
+    for command, options in (
+        (
+            "memory",
+            (
+                "--model",
+                "--config",
+                "--chip",
+                "--recipe",
+                "--seq-len",
+                "--batch",
+                "--usable",
+                "(default: 2048)",
+                "(default: 0.8)",
+                "(default: zero_mixed_adam)",
+            ),
+        ),
+        (
+            "serve",
+            (
+                "--chips",
+                "--precision",
+                "--context",
+                "--prompt",
+                "--batch",
+                "--tpot-ms",
+                "--ttft-ms",
+                "ms (default: none)",
+                "(default: bf16)",
+            ),
+        ),
+        ("train", ("--cluster", "--chips", "--global-batch-tokens", "--seq-len", "--mesh")),
+        ("plan", ("--cluster", "--chips", "--global-batch-tokens", "--seq-len")),
+        ("list", ("models", "chips", "clusters", "precisions", "recipes")),
+    ):
         text = ok(command, "--help")
         assert f"usage: hwlib {command}" in text and "example:" in text, command
         assert all(option in text for option in options), (command, [o for o in options if o not in text])
@@ -108,29 +143,66 @@ def test_memory_of_llama_3_70b_on_h100_is_the_librarys():
     pooled = hw.chips_needed(total, chip, usable)
     deployed = hw.deployment_chips(total, chip, usable)
     assert row(out, "fewest chips, state pooled") == [
-        f"{pooled:,}", f"{deployed:,} chips ({hw.deployment_name(deployed, chip)})"]
+        f"{pooled:,}",
+        f"{deployed:,} chips ({hw.deployment_name(deployed, chip)})",
+    ]
     assert (pooled, deployed, hw.deployment_name(deployed, chip)) == (17, 24, "3 x 8-GPU node")
     sharded = hw.deployment_chips(held.n_chips * hw.usable_bytes(chip, usable), chip, usable)
     assert row(out, "fewest chips, zero-3 + activations") == [
-        f"{held.n_chips:,}", f"{sharded:,} chips ({hw.deployment_name(sharded, chip)})"]
+        f"{held.n_chips:,}",
+        f"{sharded:,} chips ({hw.deployment_name(sharded, chip)})",
+    ]
     assert held.n_chips == 53 and sharded == 56
     assert "array(" not in out and "np." not in out
 
 
 def test_memory_options_reach_the_library():
-    out = ok("memory", "--model", "Llama 3 8B", "--chip", "H100", "--recipe", "fp32_adam", "--seq-len", "4,096",
-             "--batch", "2", "--usable", "0.9", "--sharding", "zero-2", "--recompute", "full")
+    out = ok(
+        "memory",
+        "--model",
+        "Llama 3 8B",
+        "--chip",
+        "H100",
+        "--recipe",
+        "fp32_adam",
+        "--seq-len",
+        "4,096",
+        "--batch",
+        "2",
+        "--usable",
+        "0.9",
+        "--sharding",
+        "zero-2",
+        "--recompute",
+        "full",
+    )
     model, chip = hw.model("llama-3-8b"), hw.chip("H100")
-    held = hw.training_memory(model, "fp32_adam", chip, 4096, 2, sharding="zero-2", recompute="full",
-                              usable_fraction=0.9)
+    held = hw.training_memory(
+        model, "fp32_adam", chip, 4096, 2, sharding="zero-2", recompute="full", usable_fraction=0.9
+    )
     assert row(out, "total")[-1] == hw.format_bytes(held.per_chip_bytes)
     assert held.n_chips and row(out, "fewest chips, zero-2 + activations")[0] == f"{held.n_chips:,}"
     assert "90% usable" in out
 
 
 def test_serve_on_given_chips_is_inference_step():
-    out = ok("serve", "--model", "llama-3-70b", "--chip", "H100-SXM", "--chips", "8", "--batch", "16",
-             "--context", "4096", "--prompt", "2048", "--tpot-ms", "5")
+    out = ok(
+        "serve",
+        "--model",
+        "llama-3-70b",
+        "--chip",
+        "H100-SXM",
+        "--chips",
+        "8",
+        "--batch",
+        "16",
+        "--context",
+        "4096",
+        "--prompt",
+        "2048",
+        "--tpot-ms",
+        "5",
+    )
     model, chip = hw.model("llama-3-70b"), hw.chip("H100-SXM")
     step = hw.inference_step(model, chip, 16, 4096, 1, 8)
     assert row(out, "time per output token")[0].startswith(hw.format_seconds(step.time_s) + " ")
@@ -145,17 +217,32 @@ def test_serve_on_given_chips_is_inference_step():
 
 def test_serve_precision_names_are_forgiving():
     out = ok("serve", "--model", "llama-3-8b", "--chip", "H100", "--chips", "2", "--precision", "int8-weights-and-kv")
-    step = hw.inference_step(hw.model("llama-3-8b"), hw.chip("H100"), 1, 4096, 1, 2,
-                             **hw.PRECISIONS["int8 weights and KV"])
+    step = hw.inference_step(
+        hw.model("llama-3-8b"), hw.chip("H100"), 1, 4096, 1, 2, **hw.PRECISIONS["int8 weights and KV"]
+    )
     assert "'int8 weights and KV'" in out
     assert row(out, "tokens/s, system") == [f"{step.tokens_per_s:,.0f} tokens/s"]
 
 
 def test_serve_without_chips_is_serving_chips():
-    out = ok("serve", "--model", "llama-3-70b", "--chip", "H100-SXM", "--batch", "16", "--tpot-ms", "50",
-             "--ttft-ms", "500", "--precision", "fp8")
-    plan = hw.serving_chips(hw.model("llama-3-70b"), hw.chip("H100-SXM"), 4096, 16, 0.05, ttft_target_s=0.5,
-                            **hw.PRECISIONS["fp8"])
+    out = ok(
+        "serve",
+        "--model",
+        "llama-3-70b",
+        "--chip",
+        "H100-SXM",
+        "--batch",
+        "16",
+        "--tpot-ms",
+        "50",
+        "--ttft-ms",
+        "500",
+        "--precision",
+        "fp8",
+    )
+    plan = hw.serving_chips(
+        hw.model("llama-3-70b"), hw.chip("H100-SXM"), 4096, 16, 0.05, ttft_target_s=0.5, **hw.PRECISIONS["fp8"]
+    )
     assert plan.n_chips >= 1
     assert row(out, "fewest chips") == [f"{plan.n_chips:,} ({plan.deployment})"]
     assert row(out, "batch within the target") == [f"{plan.batch:,} sequences ({plan.max_batch:,} fit in HBM)"]
@@ -203,20 +290,16 @@ def test_no_command_is_one_line_too():
     assert len(result.stderr.splitlines()) == 1
 
 
-@pytest.mark.parametrize("command, function", [("train", "train_step"), ("plan", "plan_training")])
-def test_train_and_plan_say_when_this_version_lacks_them(command, function):
-    if hasattr(hw, function):
-        pytest.skip(f"hw.{function} exists")
-    result = cli(command, "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "8")
-    assert result.returncode == 2 and "Traceback" not in result.stderr
-    assert result.stderr == f"hwlib {command}: not available in this version\n"
-
-
-@pytest.mark.parametrize("what, names", [
-    ("models", [m.key for m in hw.models()]), ("chips", [c.key for c in hw.chips("vendor")]),
-    ("clusters", [c.key for c in hw.clusters()]), ("precisions", [repr(p) for p in hw.PRECISIONS]),
-    ("recipes", [r.key for r in hw.recipes()]),
-])
+@pytest.mark.parametrize(
+    "what, names",
+    [
+        ("models", [m.key for m in hw.models()]),
+        ("chips", [c.key for c in hw.chips("vendor")]),
+        ("clusters", [c.key for c in hw.clusters()]),
+        ("precisions", [repr(p) for p in hw.PRECISIONS]),
+        ("recipes", [r.key for r in hw.recipes()]),
+    ],
+)
 def test_lists_name_what_each_option_accepts(what, names):
     out = ok("--list", what) if what != "chips" else ok("list", what)
     assert all(name in out for name in names)
@@ -232,51 +315,139 @@ def test_import_hwlib_cli_is_light_and_the_console_script_is_its_main():
     assert re.search(r'^hwlib = "hwlib.cli:main"$', scripts, re.MULTILINE)
 
 
-def test_train_and_plan_print_what_the_library_returns(monkeypatch, capsys):
-    """The output code of ``train`` and ``plan`` against the interface they are written to (stand-ins here)."""
-    from hwlib.cli import main
-
-    calls = []
-
-    def train_step(model, cluster, mesh, global_batch_tokens, seq_len):
-        calls.append((model.key, cluster.key, mesh, global_batch_tokens, seq_len))
-        return SimpleNamespace(time_s=1.5, mfu=0.42, memory_per_chip_bytes=40 * hw.GiB, fits=True,
-                               comm_time_s={"all-reduce": 0.25, "all-gather": 0.125}, tokens_per_s=123456.0)
-
-    class Frame:
-        def to_string(self, **options: object) -> str:
-            return "mesh  time\ndp=8  1.5 s"
-
-    monkeypatch.setattr(hw, "train_step", train_step, raising=False)
-    monkeypatch.setattr(hw, "Mesh", lambda **sizes: dict(sizes), raising=False)
-    monkeypatch.setattr(hw, "plan_training", lambda *args, **options: calls.append((args, options)) or Frame(),
-                        raising=False)
-    assert main(["train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "dp=4,tp=2",
-                 "--global-batch-tokens", "2e6", "--seq-len", "4096"]) == 0
-    out = capsys.readouterr().out
-    assert calls.pop() == ("llama-3-8b", "hgx-h100-ndr", {"dp": 4, "tp": 2}, 2_000_000, 4096)
-    assert row(out, "step time") == ["1.5 s"] and row(out, "MFU") == ["42.0 %"]
-    assert row(out, "tokens/s") == ["123,456 tokens/s"] and row(out, "memory per chip") == ["40 GiB"]
-    assert row(out, "communication: all-reduce") == ["250 ms"] and row(out, "fits") == ["yes"]
-    assert main(["train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16"]) == 0
-    assert calls.pop()[2] == {"dp": 16}
-    capsys.readouterr()
-    assert main(["train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--mesh", "dp=4"]) == 2
-    assert capsys.readouterr().err.startswith("hwlib train: error: --mesh")
-    assert main(["plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "8"]) == 0
-    assert "dp=8  1.5 s" in capsys.readouterr().out
-    args, options = calls.pop()
-    assert args[0].key == "llama-3-8b" and args[2:] == (2**20, hw.doc002.SEQ_LEN)
-    assert options == {"n_chips": 8}
-
-
-def test_train_and_plan_agree_with_the_library_where_it_has_them():
-    if not (hasattr(hw, "train_step") and hasattr(hw, "plan_training")):
-        pytest.skip("hw.train_step or hw.plan_training is not in this version")
+def test_train_is_train_step():
     out = ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,tp=8")
-    step = hw.train_step(hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8, tp=8), 2**20,
-                         hw.doc002.SEQ_LEN)
+    step = hw.train_step(
+        hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8, tp=8), 2**20, hw.doc002.SEQ_LEN
+    )
     assert row(out, "step time") == [hw.format_seconds(step.time_s)] and row(out, "MFU") == [f"{100 * step.mfu:.1f} %"]
     assert row(out, "memory per chip") == [hw.format_bytes(step.memory_per_chip_bytes)]
+    assert row(out, "tokens/s") == [f"{step.tokens_per_s:,.0f} tokens/s"]
+    assert row(out, "fits") == ["yes" if step.fits else f"NO: {step.reason}"]
+    for name, time in step.comm_time_s.items():
+        exposed = step.exposed_comm_time_s.get(name, 0.0)
+        assert row(out, name) == [hw.format_seconds(time), hw.format_seconds(exposed) if exposed else "0 s"]
+    assert "bounds:" in out
+    result = cli("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--mesh", "dp=4")
+    assert result.returncode == 2 and result.stderr.startswith("hwlib train: error: --mesh")
+
+
+def _plan(n_chips: int = 16):
+    model, cluster = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
+    results = hw.plan_meshes(model, cluster, 2**20, hw.doc002.SEQ_LEN, n_chips)
+    return results, [(mesh, step) for mesh, step, _ in results if step is not None and step.fits]
+
+
+def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
     out = ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16")
-    assert "fsdp" in out and "e+0" not in out
+    results, feasible = _plan()
+    lines = [line for line in out.splitlines() if re.match(r"\s+\d+\s{2}", line)]
+    assert len(lines) == 10 < len(feasible)
+    for line, (mesh, step) in zip(lines, feasible):
+        cells = re.split(r"\s{2,}", line.strip())
+        assert cells[1:] == [
+            str(mesh),
+            hw.format_seconds(step.time_s),
+            f"{step.tokens_per_s:,.0f}",
+            f"{100 * step.mfu:.1f} %",
+            hw.format_bytes(step.memory_per_chip_bytes),
+        ]
+    header = next(line for line in out.splitlines() if "mesh" in line and "step time" in line)
+    assert header.split() == ["#", "mesh", "step", "time", "tokens/s", "MFU", "memory", "per", "chip"]
+    assert f"{len(feasible)} of {len(results)} meshes fit" in out and "bounds" in out
+    assert "None" not in out and "e+0" not in out and "NaN" not in out
+
+
+def test_plan_top_and_all():
+    results, feasible = _plan()
+    top = ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--top", "3")
+    assert len([line for line in top.splitlines() if re.match(r"\s+\d+\s{2}", line)]) == 3
+    every = ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--all")
+    lines = [line for line in every.splitlines() if re.match(r"\s+\d+\s{2}", line)]
+    assert len(lines) == len(results) > len(feasible)
+    failing = [(mesh, step, reason) for mesh, step, reason in results if step is None or not step.fits]
+    assert failing and all(reason for _, _, reason in failing)
+    for mesh, _, reason in failing:
+        line = next(line for line in lines if re.split(r"\s{2,}", line.strip())[1] == str(mesh))
+        assert line.rstrip().endswith(reason) and "  no  " in line
+    assert "None" not in every
+    result = cli("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--top", "3", "--all")
+    assert result.returncode == 2 and "not allowed with argument" in result.stderr
+
+
+def test_every_command_answers_in_json_with_the_tables_fields_in_si_units(tmp_path):
+    memory = json.loads(ok("memory", "--model", "llama-3-70b", "--chip", "H100-SXM", "--json"))
+    held = hw.training_memory(hw.model("llama-3-70b"), "zero_mixed_adam", hw.chip("H100-SXM"), hw.doc002.SEQ_LEN)
+    assert memory["command"] == "memory" and memory["inputs"]["chip"] == "h100-sxm"
+    total = next(part for part in memory["parts"] if part["part"] == "total")
+    assert total["per_chip_bytes"] == pytest.approx(held.per_chip_bytes)
+    assert [c["n_chips"] for c in memory["fewest_chips"]] == [17, 53]
+    assert memory["fewest_chips"][1]["deployment_chips"] == 56
+
+    serve = json.loads(
+        ok("serve", "--model", "llama-3-70b", "--chip", "H100-SXM", "--chips", "8", "--batch", "16", "--json")
+    )
+    step = hw.inference_step(hw.model("llama-3-70b"), hw.chip("H100-SXM"), 16, 4096, 1, 8)
+    assert serve["tokens_per_s"] == pytest.approx(step.tokens_per_s)
+    assert serve["memory_time_s"] == pytest.approx(step.memory_time_s) and serve["bound"] == step.bound
+    assert serve["compute_bound_batch"] is None and serve["batch_fits"] is True
+    assert "tpot_target_met" not in serve and serve["inputs"]["tpot_target_s"] is None
+
+    train = json.loads(
+        ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,tp=8", "--json")
+    )
+    step = hw.train_step(
+        hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8, tp=8), 2**20, hw.doc002.SEQ_LEN
+    )
+    assert train["time_s"] == pytest.approx(step.time_s) and train["mfu"] == pytest.approx(step.mfu)
+    assert {c["collective"]: c["time_s"] for c in train["communication"]} == pytest.approx(step.comm_time_s)
+    assert train["inputs"]["mesh"]["tp"] == 8
+
+    plan = json.loads(ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--json"))
+    _, feasible = _plan()
+    assert [row["mesh"] for row in plan["meshes"]] == [str(mesh) for mesh, _ in feasible[:10]]
+    assert plan["meshes"][0]["time_s"] == pytest.approx(feasible[0][1].time_s) and plan["meshes"][0]["fits"]
+
+    chips = json.loads(ok("list", "chips", "--json"))["chips"]
+    assert [c["key"] for c in chips] == [c.key for c in hw.chips("vendor")]
+    assert chips[0]["hbm_bytes"] == hw.chips("vendor")[0].capacity_bytes
+
+
+def test_tables_answer_in_csv():
+    import csv
+    import io
+
+    plan = list(
+        csv.DictReader(
+            io.StringIO(
+                ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--csv", "--top", "4")
+            )
+        )
+    )
+    _, feasible = _plan()
+    assert [row["mesh"] for row in plan] == [str(mesh) for mesh, _ in feasible[:4]]
+    assert float(plan[0]["time_s"]) == pytest.approx(feasible[0][1].time_s) and int(plan[0]["fsdp"]) >= 1
+    memory = list(csv.DictReader(io.StringIO(ok("memory", "--model", "llama-3-8b", "--chip", "v5e", "--csv"))))
+    assert [row["part"] for row in memory][-1] == "total" and memory[4]["bytes_per_param"] == ""
+    models = list(csv.DictReader(io.StringIO(ok("list", "models", "--csv"))))
+    assert [row["key"] for row in models] == [m.key for m in hw.models()]
+    for command in ("serve", "train"):
+        args = ["--chip", "v5e"] if command == "serve" else ["--cluster", "hgx-h100-ndr"]
+        result = cli(command, "--model", "llama-3-8b", *args, "--csv")
+        assert result.returncode == 2 and "use --json" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_serve_in_target_mode_echoes_the_batch_it_found():
+    out = ok("serve", "--model", "llama-3-70b", "--chip", "v5e", "--tpot-ms", "40", "--batch", "4")
+    plan = hw.serving_chips(hw.model("llama-3-70b"), hw.chip("v5e"), 4096, 4, 0.04)
+    assert plan.batch > 4
+    assert f"decode: batch {plan.batch:,} (the largest within the targets; at least 4 asked)" in out
+
+
+def test_a_rate_below_one_token_per_second_is_not_printed_as_zero():
+    from hwlib.cli.report import rate
+
+    assert rate(0.42) == "0.42 tokens/s" and rate(57.25) == "57.2 tokens/s" and rate(1234.5) == "1,234 tokens/s"
+    out = ok("serve", "--model", "llama-3.1-405b", "--chip", "H100-SXM", "--chips", "16", "--context", "131072")
+    per_chip = row(out, "tokens/s per chip")[0]
+    assert not per_chip.startswith("0 ") and float(per_chip.split()[0].replace(",", "")) > 0

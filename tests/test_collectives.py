@@ -2,7 +2,8 @@
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hwlib as hw
 
@@ -25,7 +26,8 @@ def test_the_closed_form_allreduce_is_the_ring_of_collective_time():
     for chips in (2, 8, 64):
         ring = hw.ring(chips, 50e9, latency_s=2e-6)
         assert hw.allreduce_time_s(1e9, chips, 50e9, latency_s=2e-6) == pytest.approx(
-            hw.collective_time_s("all-reduce", 2e9, ring))  # b_ar = 4 B/param = 2 x bf16 bytes
+            hw.collective_time_s("all-reduce", 2e9, ring)
+        )  # b_ar = 4 B/param = 2 x bf16 bytes
 
 
 def test_switch_and_hierarchy():
@@ -40,8 +42,9 @@ def test_switch_and_hierarchy():
     assert hw.collective_time_s("all-reduce", GB, pipelined) == pytest.approx(max(inside, across))
     # the example: 1e9 bf16 gradients on 1024 H100s, 450 GB/s NVLink, 50 GB/s NICs, 8 per node
     doc = hw.hierarchical_allreduce_time_s(1e9, 1024, 450e9, 50e9, 8)
-    assert doc == pytest.approx(hw.collective_time_s("all-reduce", 2e9, hw.hierarchy(hw.switch(8, 450e9),
-                                                                                      hw.switch(128, 50e9))))
+    assert doc == pytest.approx(
+        hw.collective_time_s("all-reduce", 2e9, hw.hierarchy(hw.switch(8, 450e9), hw.switch(128, 50e9)))
+    )
     assert round(doc * 1e3, 1) == 17.7
     assert round(hw.hierarchical_allreduce_time_s(1e9, 1024, 450e9, 50e9, 8, pipelined=True) * 1e3, 1) == 9.9
     # all-to-all across nodes: what leaves the node goes through the NICs
@@ -62,7 +65,8 @@ def test_torus_runs_every_axis_at_once():
     assert hw.collective_time_s("all-gather", GB, hw.torus((8,), link)) == pytest.approx(7 / 8 * GB / (2 * link))
     # a 1-D torus with wraparound is a bidirectional ring
     assert hw.collective_time_s("all-reduce", GB, hw.torus((16,), link, 1e-6)) == pytest.approx(
-        hw.collective_time_s("all-reduce", GB, hw.ring(16, link, 1e-6, bidirectional=True)))
+        hw.collective_time_s("all-reduce", GB, hw.ring(16, link, 1e-6, bidirectional=True))
+    )
     assert hw.collective_time_s("all-to-all", GB, cube) == pytest.approx(9e-6 + GB * 3 / (2 * 3 * link))
     assert hw.collective_time_s("all-reduce", GB, hw.torus((1, 1), link)) == 0
 
@@ -74,20 +78,23 @@ def test_more_bytes_never_take_less_time(kind, chips, size):
         assert hw.collective_time_s(kind, 2 * size, topology) > hw.collective_time_s(kind, size, topology) > 0
 
 
-@pytest.mark.parametrize(("call", "error", "words"), [
-    (lambda: hw.collective_time_s("broadcast", GB, hw.ring(4, 1e9)), ValueError, "kind must be one of"),
-    (lambda: hw.collective_time_s("all-gather", -1, hw.ring(4, 1e9)), ValueError, "n_bytes must be >= 0"),
-    (lambda: hw.collective_time_s("all-gather", GB, "ring"), TypeError, "topology must be built by"),
-    (lambda: hw.ring(0, 1e9), ValueError, "n_chips must be > 0"),
-    (lambda: hw.ring(4.5, 1e9), ValueError, "n_chips must be a whole number"),
-    (lambda: hw.ring(4, -1.0), ValueError, "link_bytes_per_s must be > 0"),
-    (lambda: hw.switch(8, 1e9, latency_s=-1), ValueError, "latency_s must be >= 0"),
-    (lambda: hw.torus(4, 1e9), TypeError, "shape must be a tuple"),
-    (lambda: hw.torus((4, 4), 1e9, wraparound=(True,)), ValueError, "wraparound must be"),
-    (lambda: hw.hierarchy(hw.ring(4, 1e9), "network"), TypeError, "outer must be a ring, torus or switch"),
-    (lambda: hw.hierarchy(hw.ring(4, 1e9), hw.ring(4, 1e9), pipelined="yes"), TypeError, "pipelined must be"),
-    (lambda: hw.hierarchical_allreduce_time_s(1e9, 16, 1e9, 1e9, 8, pipelined=1), TypeError, "pipelined must be"),
-])
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: hw.collective_time_s("broadcast", GB, hw.ring(4, 1e9)), ValueError, "kind must be one of"),
+        (lambda: hw.collective_time_s("all-gather", -1, hw.ring(4, 1e9)), ValueError, "n_bytes must be >= 0"),
+        (lambda: hw.collective_time_s("all-gather", GB, "ring"), TypeError, "topology must be built by"),
+        (lambda: hw.ring(0, 1e9), ValueError, "n_chips must be > 0"),
+        (lambda: hw.ring(4.5, 1e9), ValueError, "n_chips must be a whole number"),
+        (lambda: hw.ring(4, -1.0), ValueError, "link_bytes_per_s must be > 0"),
+        (lambda: hw.switch(8, 1e9, latency_s=-1), ValueError, "latency_s must be >= 0"),
+        (lambda: hw.torus(4, 1e9), TypeError, "shape must be a tuple"),
+        (lambda: hw.torus((4, 4), 1e9, wraparound=(True,)), ValueError, "wraparound must be"),
+        (lambda: hw.hierarchy(hw.ring(4, 1e9), "network"), TypeError, "outer must be a ring, torus or switch"),
+        (lambda: hw.hierarchy(hw.ring(4, 1e9), hw.ring(4, 1e9), pipelined="yes"), TypeError, "pipelined must be"),
+        (lambda: hw.hierarchical_allreduce_time_s(1e9, 16, 1e9, 1e9, 8, pipelined=1), TypeError, "pipelined must be"),
+    ],
+)
 def test_bad_input_is_named(call, error, words):
     with pytest.raises(error, match=words):
         call()

@@ -89,9 +89,17 @@ def test_a_new_model_offers_its_own_kv_heads():
 
 
 def test_a_model_from_a_config_is_offered_first():
-    config = {"model_type": "llama", "hidden_size": 2048, "intermediate_size": 8192, "num_attention_heads": 32,
-              "num_hidden_layers": 16, "num_key_value_heads": 8, "head_dim": 64, "vocab_size": 128256,
-              "tie_word_embeddings": True}
+    config = {
+        "model_type": "llama",
+        "hidden_size": 2048,
+        "intermediate_size": 8192,
+        "num_attention_heads": 32,
+        "num_hidden_layers": 16,
+        "num_key_value_heads": 8,
+        "head_dim": 64,
+        "vocab_size": 128256,
+        "tie_word_embeddings": True,
+    }
     shape = hw.ModelShape.from_hf_config(config, name="a 1B model")
     explorer = hw.ModelShapeExplorer(model=shape)
     assert explorer.model.options[0] == ("a 1B model", shape) and explorer.model.value is shape
@@ -118,6 +126,7 @@ def test_bad_arguments_raise_clear_errors(call, error, words):
 
 # --- figures --------------------------------------------------------------------------------------
 
+
 def test_param_shares_stack_to_one_hundred_per_cent():
     models = [hw.model("qwen2.5-1.5b"), LLAMA_70B, MIXTRAL]
     ax = plot_param_shares(models)
@@ -139,8 +148,10 @@ def test_flops_over_6p_lines_follow_the_shape():
     assert hw.plot_flops_over_6p is plot_flops_over_6p
     lines = ax.get_lines()
     assert [line.get_label() for line in lines[:3]] == ["Llama 3 70B", "Mixtral 8x7B", "Mixtral 8x7B, P active"]
-    np.testing.assert_allclose(lines[0].get_ydata(), [LLAMA_70B.flops_per_token(int(s), training=True)
-                                                      / (6 * LLAMA_70B.params()) for s in seq_lens])
+    np.testing.assert_allclose(
+        lines[0].get_ydata(),
+        [LLAMA_70B.flops_per_token(int(s), training=True) / (6 * LLAMA_70B.params()) for s in seq_lens],
+    )
     active = MIXTRAL.flops_per_token(8192, training=True) / (6 * MIXTRAL.params(active=True))
     assert lines[2].get_ydata()[1] == pytest.approx(active)
     assert "tokens" in ax.get_xlabel() and "6P" in ax.get_ylabel()

@@ -15,10 +15,16 @@ from hwlib.data import doc000, doc002, records, vendor_chips
 
 VENDOR_KEYS = ["v4", "v5e", "v5p", "v6e", "tpu7x", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "mi300x"]
 FLOAT_FIELDS = {  # float property -> Sourced field it reads
-    "hbm_bytes": "hbm", "hbm_visible_bytes": "hbm_visible", "hbm_bytes_per_s": "hbm_bandwidth",
-    "on_chip_bytes": "on_chip", "tdp_w": "tdp", "interconnect_bytes_per_s": "interconnect",
+    "hbm_bytes": "hbm",
+    "hbm_visible_bytes": "hbm_visible",
+    "hbm_bytes_per_s": "hbm_bandwidth",
+    "on_chip_bytes": "on_chip",
+    "tdp_w": "tdp",
+    "interconnect_bytes_per_s": "interconnect",
     "ici_link_bytes_per_s": "ici_link_bandwidth",
-    "hbm_energy_j_per_byte": "hbm_energy", "flop_energy_j": "flop_energy", "static_power_w": "static_power",
+    "hbm_energy_j_per_byte": "hbm_energy",
+    "flop_energy_j": "flop_energy",
+    "static_power_w": "static_power",
 }
 
 
@@ -29,8 +35,14 @@ def test_lookup_is_forgiving_about_spelling(name):
 
 @pytest.mark.parametrize(
     ("alias", "key"),
-    [("Trillium", "v6e"), ("Ironwood", "tpu7x"), ("H100", "h100-sxm"), ("nvidia h100-sxm", "h100-sxm"),
-     ("A100-80GB", "a100-80gb"), ("amd mi300x", "mi300x")],
+    [
+        ("Trillium", "v6e"),
+        ("Ironwood", "tpu7x"),
+        ("H100", "h100-sxm"),
+        ("nvidia h100-sxm", "h100-sxm"),
+        ("A100-80GB", "a100-80gb"),
+        ("amd mi300x", "mi300x"),
+    ],
 )
 def test_aliases(alias, key):
     assert hw.chip(alias).key == key
@@ -66,9 +78,19 @@ def test_no_note_says_a_value_was_not_verified():
 
 
 def test_units_of_each_field():
-    expected = {"hbm": "B", "hbm_visible": "B", "hbm_bandwidth": "B/s", "on_chip": "B", "tdp": "W",
-                "interconnect": "B/s", "ici_links": "links", "ici_link_bandwidth": "B/s", "hbm_energy": "J/B",
-                "flop_energy": "J/FLOP", "static_power": "W"}
+    expected = {
+        "hbm": "B",
+        "hbm_visible": "B",
+        "hbm_bandwidth": "B/s",
+        "on_chip": "B",
+        "tdp": "W",
+        "interconnect": "B/s",
+        "ici_links": "links",
+        "ici_link_bandwidth": "B/s",
+        "hbm_energy": "J/B",
+        "flop_energy": "J/FLOP",
+        "static_power": "W",
+    }
     for record in hw.chips():
         for field, value in record.sourced_values().items():
             unit = "FLOP/s" if field.startswith("peak_flops") else expected[field]
@@ -81,8 +103,7 @@ def test_each_field_reads_one_way_as_a_float_with_its_unit_in_the_name():
             quantity = getattr(record, field)
             value = getattr(record, prop)
             assert value == (None if quantity is None else float(quantity.value)), (record, prop)
-        assert record.capacity_bytes == (record.hbm_bytes if record.hbm_visible is None
-                                         else record.hbm_visible_bytes)
+        assert record.capacity_bytes == (record.hbm_bytes if record.hbm_visible is None else record.hbm_visible_bytes)
         assert dict(record.peak_flops_per_s) == {k: float(q.value) for k, q in record.peak_flops.items()}
 
 
@@ -123,8 +144,15 @@ def test_document_002_inputs_are_kept_exactly():
     }
     for name, (peak, bw, l2, e_hbm, e_flop, static, tdp) in expected.items():
         record = hw.chip(name, source="doc002")
-        values = (record.peak_flops_per_s["bf16"], record.hbm_bytes_per_s, record.on_chip_bytes,
-                  record.hbm_energy_j_per_byte, record.flop_energy_j, record.static_power_w, record.tdp_w)
+        values = (
+            record.peak_flops_per_s["bf16"],
+            record.hbm_bytes_per_s,
+            record.on_chip_bytes,
+            record.hbm_energy_j_per_byte,
+            record.flop_energy_j,
+            record.static_power_w,
+            record.tdp_w,
+        )
         assert values == (peak, bw, l2, e_hbm, e_flop, static, tdp), name
     assert hw.chips(source="doc002") == doc002.CHIPS
     assert doc002.FILE == "002_501c62d3c87c2a8c.txt"
@@ -140,7 +168,13 @@ def test_document_002_borrows_the_vendors_capacity_and_says_so():
 
 def test_document_002_traffic_constants_and_model():
     assert {k: v.value for k, v in doc002.TRAFFIC.items()} == {
-        "b_w": 12, "a": 200, "a_store": 34, "b_opt": 30, "b_ar": 4, "l2_fraction": 0.5}
+        "b_w": 12,
+        "a": 200,
+        "a_store": 34,
+        "b_opt": 30,
+        "b_ar": 4,
+        "l2_fraction": 0.5,
+    }
     assert (doc002.B_W, doc002.A, doc002.B_OPT, doc002.B_AR, doc002.L2_FRACTION) == (12, 200, 30, 4, 0.5)
     assert all(isinstance(v, hw.Sourced) and v.quoted and doc002.FILE in v.source for v in doc002.TRAFFIC.values())
     assert (doc002.D_MODEL, doc002.N_LAYERS, doc002.SEQ_LEN, doc002.VOCAB) == (4096, 32, 2048, 50000)
@@ -164,6 +198,7 @@ def test_labels_and_printing():
 
 
 # --- the data fixes of 0.2 -----------------------------------------------------------------
+
 
 def test_tpu_hbm_is_gib_as_googles_pages_print_it():
     # changed in 0.2 (migration notes, "Data changes"): 0.1 stored 16e9, 95e9 and 32e9 B; Google's current pages
@@ -217,8 +252,15 @@ def test_new_peaks_and_on_chip_memory():
     assert hw.chip("v5p").peak("fp8") == 459e12 and hw.chip("v5p").peak("int8") == 918e12
     assert hw.chip("v6e").peak("fp8") == 918e12 and hw.chip("B200").peak("int8") == 4.5e15
     mib = 2**20
-    expected = {"v4": 16 * mib, "v5e": 128 * mib, "v5p": 64 * mib, "v6e": 128 * mib, "tpu7x": 64 * mib,
-                "h200": 50e6, "b200": 126.5e6}
+    expected = {
+        "v4": 16 * mib,
+        "v5e": 128 * mib,
+        "v5p": 64 * mib,
+        "v6e": 128 * mib,
+        "tpu7x": 64 * mib,
+        "h200": 50e6,
+        "b200": 126.5e6,
+    }
     for key, size in expected.items():
         assert hw.chip(key).on_chip_bytes == size, key
 
@@ -314,8 +356,16 @@ def test_bad_input_names_the_parameter(call, error, words):
 
 
 def test_custom_chip_and_fabric_carry_the_numbers_given_inline():
-    chip = hw.custom_chip("A100 80GB", peak_flops_per_s=312e12, hbm_bytes_per_s=2.039e12, hbm_bytes=80e9,
-                          tdp_w=400, static_power_w=100, hbm_energy_j_per_byte=31e-12, flop_energy_j=0.5e-12)
+    chip = hw.custom_chip(
+        "A100 80GB",
+        peak_flops_per_s=312e12,
+        hbm_bytes_per_s=2.039e12,
+        hbm_bytes=80e9,
+        tdp_w=400,
+        static_power_w=100,
+        hbm_energy_j_per_byte=31e-12,
+        flop_energy_j=0.5e-12,
+    )
     assert (chip.peak("bf16"), chip.hbm_bytes_per_s, chip.hbm_bytes, chip.tdp_w) == (312e12, 2.039e12, 80e9, 400)
     assert chip.label == "A100 80GB" and chip.source == "given" and chip.on_chip_bytes is None
     assert chip.require(*hw.data.records.ENERGY_FIELDS) is chip
@@ -324,14 +374,17 @@ def test_custom_chip_and_fabric_carry_the_numbers_given_inline():
     assert (fabric.bytes_per_s, fabric.domain_chips, fabric.latency_s, fabric.label) == (50e9, None, 2.7e-6, "NDR")
 
 
-@pytest.mark.parametrize("options, error, words", [
-    (dict(peak_flops_per_s=-1), ValueError, "peak_flops_per_s['bf16'] must be > 0"),
-    (dict(peak_flops_per_s={}), ValueError, "peak_flops_per_s"),
-    (dict(peak_flops_per_s={"bf17": 1e12}), ValueError, "bf17"),
-    (dict(hbm_bytes=float("nan")), ValueError, "hbm_bytes must not be NaN"),
-    (dict(tdp_w="400"), TypeError, "tdp_w"),
-    (dict(flop_energy_j=[1e-12, 2e-12]), TypeError, "flop_energy_j must be one number"),
-])
+@pytest.mark.parametrize(
+    "options, error, words",
+    [
+        (dict(peak_flops_per_s=-1), ValueError, "peak_flops_per_s['bf16'] must be > 0"),
+        (dict(peak_flops_per_s={}), ValueError, "peak_flops_per_s"),
+        (dict(peak_flops_per_s={"bf17": 1e12}), ValueError, "bf17"),
+        (dict(hbm_bytes=float("nan")), ValueError, "hbm_bytes must not be NaN"),
+        (dict(tdp_w="400"), TypeError, "tdp_w"),
+        (dict(flop_energy_j=[1e-12, 2e-12]), TypeError, "flop_energy_j must be one number"),
+    ],
+)
 def test_custom_chip_names_bad_input(options, error, words):
     given = dict(peak_flops_per_s=1e14, hbm_bytes_per_s=1e12, hbm_bytes=1e10) | options
     with pytest.raises(error, match=re.escape(words)):

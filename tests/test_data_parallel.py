@@ -24,15 +24,16 @@ KIND = {"nvlink": "scale-up", "ib": "scale-out"}  # 0.1's fabric names, 0.2's fa
 # Document 002, Table 6, as printed: T_fixed {:7.0f}, B_opt / 1e6 {:5.2f}, T_dev,opt {:7.0f}
 TABLE_6 = {
     "nvlink": (("702", "694", "694", "693"), ("0.07", "0.21", "0.42", "0.84"), ("9370", "3294", "1646", "823")),
-    "ib": (("7376", "8202", "8290", "8313"), ("0.24", "0.72", "1.46", "2.92"),
-           ("30364", "11321", "5691", "2849")),
+    "ib": (("7376", "8202", "8290", "8313"), ("0.24", "0.72", "1.46", "2.92"), ("30364", "11321", "5691", "2849")),
 }
 
 
 def printed(squeeze):
-    return ([f"{v:.0f}" for v in squeeze.fixed_cost_tokens],
-            [f"{v / 1e6:.2f}" for v in squeeze.optimal_batch_tokens],
-            [f"{v:.0f}" for v in squeeze.tokens_per_chip])
+    return (
+        [f"{v:.0f}" for v in squeeze.fixed_cost_tokens],
+        [f"{v / 1e6:.2f}" for v in squeeze.optimal_batch_tokens],
+        [f"{v:.0f}" for v in squeeze.tokens_per_chip],
+    )
 
 
 @pytest.mark.parametrize("fabric", ["nvlink", "ib"])
@@ -54,8 +55,9 @@ def test_table_6_point_by_point(fabric):
 
 def test_table_6_from_the_clusters_with_the_parity_column():
     table = hw.squeeze_table([hw.cluster("doc002-nvlink"), hw.cluster("doc002-ib")], P, NS, parity_column=True)
-    fixed, best, per_chip = (SQUEEZE_COLUMNS[k] for k in ("fixed_cost_tokens", "optimal_batch_tokens",
-                                                             "tokens_per_chip"))
+    fixed, best, per_chip = (
+        SQUEEZE_COLUMNS[k] for k in ("fixed_cost_tokens", "optimal_batch_tokens", "tokens_per_chip")
+    )
     assert list(table.columns) == [*SQUEEZE_COLUMNS.values(), "comm parity at (tokens/chip)"]
     assert [f"{v:.0f}" for v in table[fixed]] == list(TABLE_6["nvlink"][0] + TABLE_6["ib"][0])
     assert [f"{v:.2f}" for v in table[best]] == list(TABLE_6["nvlink"][1] + TABLE_6["ib"][1])
@@ -146,15 +148,17 @@ rates = st.floats(min_value=1e9, max_value=2e12)
 @settings(max_examples=60, deadline=None)
 def test_t_fixed_falls_with_fabric_bandwidth(params, n, slow, extra):
     fast = slow + extra
-    assert hw.batch_squeeze(A100, params, n, fast).fixed_cost_tokens <= \
-        hw.batch_squeeze(A100, params, n, slow).fixed_cost_tokens
+    assert (
+        hw.batch_squeeze(A100, params, n, fast).fixed_cost_tokens
+        <= hw.batch_squeeze(A100, params, n, slow).fixed_cost_tokens
+    )
 
 
 @given(sizes, counts, rates, st.floats(min_value=1e4, max_value=1e9))
 @settings(max_examples=60, deadline=None)
 def test_b_opt_grows_as_sqrt_n_t_fixed(params, n, rate, critical):
     squeeze = hw.batch_squeeze(A100, params, n, rate, critical)
-    assert squeeze.optimal_batch_tokens ** 2 == pytest.approx(critical * n * squeeze.fixed_cost_tokens, rel=1e-9)
+    assert squeeze.optimal_batch_tokens**2 == pytest.approx(critical * n * squeeze.fixed_cost_tokens, rel=1e-9)
     assert squeeze.optimal_batch_tokens == pytest.approx(squeeze.tokens_per_chip * n)
     four = hw.batch_squeeze(A100, params, n, rate, 4 * critical)
     assert four.optimal_batch_tokens == pytest.approx(2 * squeeze.optimal_batch_tokens)
@@ -167,8 +171,9 @@ def test_hierarchical_is_never_slower_than_a_flat_ring_over_the_nics(params, n, 
     hierarchical = hw.hierarchical_allreduce_time_s(params, n, node, network, 8)
     assert hierarchical <= hw.allreduce_time_s(params, n, network) * (1 + 1e-12)
     # with equal bandwidths the two are the same
-    assert hw.hierarchical_allreduce_time_s(params, n, network, network, 8) == \
-        pytest.approx(hw.allreduce_time_s(params, n, network), rel=1e-12)
+    assert hw.hierarchical_allreduce_time_s(params, n, network, network, 8) == pytest.approx(
+        hw.allreduce_time_s(params, n, network), rel=1e-12
+    )
 
 
 @given(st.floats(min_value=1e2, max_value=1e10), st.floats(min_value=1e3, max_value=1e9))
@@ -214,8 +219,7 @@ def test_plot_time_to_target():
         (lambda: hw.hierarchical_allreduce_time_s(P, 12, 3e11, 25e9, 8), ValueError, "whole number of nodes"),
         (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, None, 8), ValueError, "network_bytes_per_s is needed"),
         (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, 25e9, 0), ValueError, "node_size must be > 0"),
-        (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, -1.0, 8), ValueError,
-         "network_bytes_per_s must be > 0"),
+        (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, -1.0, 8), ValueError, "network_bytes_per_s must be > 0"),
         (lambda: hw.optimal_batch_tokens(1e6, 8, -1), ValueError, "fixed_cost_tokens must be >= 0"),
         (lambda: hw.optimal_batch_tokens(None, 8, 100), TypeError, "critical_batch_tokens must be a real number"),
         (lambda: hw.critical_batch_from_loss(0), ValueError, "loss_nats must be > 0"),
@@ -223,16 +227,21 @@ def test_plot_time_to_target():
         (lambda: hw.steps_to_target(1e6, -1), ValueError, "min_steps must be > 0"),
         (lambda: hw.tokens_to_target(1e6, float("inf")), ValueError, "min_tokens must be finite"),
         (lambda: hw.time_to_target("squeeze", 1e6, 1e11), TypeError, "squeeze must be a BatchSqueeze"),
-        (lambda: hw.time_to_target(hw.batch_squeeze(A100, P, NS, 25e9), np.ones(3) * 1e6, 1e11), ValueError,
-         "add an axis"),
-        (lambda: hw.time_to_target(hw.batch_squeeze(A100, P, 8, 25e9), 1e6, 0), ValueError,
-         "min_tokens must be > 0"),
+        (
+            lambda: hw.time_to_target(hw.batch_squeeze(A100, P, NS, 25e9), np.ones(3) * 1e6, 1e11),
+            ValueError,
+            "add an axis",
+        ),
+        (lambda: hw.time_to_target(hw.batch_squeeze(A100, P, 8, 25e9), 1e6, 0), ValueError, "min_tokens must be > 0"),
         (lambda: hw.cluster_squeeze("hgx-a100-hdr", P, 8), TypeError, "cluster must be a Cluster record"),
         (lambda: hw.cluster_squeeze(hw.cluster("tpu-v5p"), P, 8192), ValueError, "at most 6144"),
         (lambda: hw.cluster_squeeze(hw.cluster("hgx-a100-hdr"), P, 12), ValueError, "whole number of nodes"),
         (lambda: hw.squeeze_table([], P), TypeError, "clusters must be a non-empty sequence"),
-        (lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, parity_column="yes"), TypeError,
-         "parity_column must be True or False"),
+        (
+            lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, parity_column="yes"),
+            TypeError,
+            "parity_column must be True or False",
+        ),
         (lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, [8, 0]), ValueError, "n_chips must be > 0"),
         (lambda: hw.plot_time_to_target("hgx", P, min_tokens=1e11), TypeError, "cluster must be a Cluster record"),
     ],

@@ -61,8 +61,12 @@ def test_add_equivalent_unit():
     assert hw.add_equivalent_distance_mm() == pytest.approx(0.010)  # one add = one byte moved 10 um
     assert hw.add_equivalents(hw.wire_energy_j(1, 16)) == pytest.approx(1600)
     np.testing.assert_allclose(hw.wire_energy_j(np.array([1, 2]), 1.0), [0.8e-12, 1.6e-12])
-    for value in (literature.WIRE_ENERGY_PER_BIT_MM, literature.ADD_ENERGY_PER_BIT, literature.SRAM_ENERGY_PER_BIT,
-                  literature.HBM_INTERFACE_ENERGY_PER_BIT):
+    for value in (
+        literature.WIRE_ENERGY_PER_BIT_MM,
+        literature.ADD_ENERGY_PER_BIT,
+        literature.SRAM_ENERGY_PER_BIT,
+        literature.HBM_INTERFACE_ENERGY_PER_BIT,
+    ):
         assert value.read_on == "2026-11-30" and "Dally" in value.source
 
 
@@ -147,6 +151,6 @@ def test_time_balance_works_for_every_chip_and_energy_balance_needs_energy_param
         assert balance.time == hw.ridge_point(record) and balance.chip is record
         if record.hbm_energy is None or record.flop_energy is None:
             with pytest.raises(ValueError, match=r"has no (hbm_energy|flop_energy)"):
-                balance.energy
+                _ = balance.energy
         else:
             assert balance.energy == record.hbm_energy_j_per_byte / record.flop_energy_j

@@ -71,7 +71,7 @@ def test_energy_fields_of_a_chip_without_energy_parameters_name_what_is_missing(
     with pytest.raises(ValueError, match="has no"):
         step.energy_shares()
     with pytest.raises(ValueError, match="has no"):
-        hw.machine_balance(chip).energy
+        _ = hw.machine_balance(chip).energy
     with pytest.raises(ValueError, match="has no"):
         hw.layer_step(4096, 2048, chip, power_cap=True)
     # the time fields are still there after a failed energy read

@@ -19,9 +19,18 @@ H100 = hw.chip("H100-SXM", source="doc002")
 V6E = hw.chip("TPU v6e")
 DOC000 = hw.chips("doc000")
 
-CLASSES = (hw.RooflineExplorer, hw.MemoryBudgetExplorer, hw.KVCacheExplorer, hw.ByteEnergyExplorer,
-           hw.StepIntensityExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer, hw.BatchSqueezeExplorer,
-           hw.ServingExplorer, hw.TrainingExplorer)
+CLASSES = (
+    hw.RooflineExplorer,
+    hw.MemoryBudgetExplorer,
+    hw.KVCacheExplorer,
+    hw.ByteEnergyExplorer,
+    hw.StepIntensityExplorer,
+    hw.EnergyShareExplorer,
+    hw.RegimeExplorer,
+    hw.BatchSqueezeExplorer,
+    hw.ServingExplorer,
+    hw.TrainingExplorer,
+)
 ENERGY_CLASSES = (hw.ByteEnergyExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer)
 TIME_CLASSES = (hw.RooflineExplorer, hw.StepIntensityExplorer)
 BUILD = {hw.RegimeExplorer: {"n_chips": 64}}
@@ -29,6 +38,7 @@ BUILD = {hw.RegimeExplorer: {"n_chips": 64}}
 PICTURE_UNCHANGED = {(hw.BatchSqueezeExplorer, "model size"), (hw.MemoryBudgetExplorer, "sharding")}
 """Controls that move only the summary: the squeeze's curve does not depend on the model size; where the
 memory explorer's default (Llama 3 8B on a v5e) fits under no sharding, each shows the same one chip."""
+
 
 def explorer_of(cls: type) -> Explorer:
     return cls(**BUILD.get(cls, {}))
@@ -89,18 +99,27 @@ def test_background_is_redrawn_only_when_its_key_changes():
     [
         (lambda: hw.RooflineExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
         (lambda: hw.RooflineExplorer(chips=["v5e"]), TypeError, "chips must be a non-empty sequence"),
-        (lambda: hw.RooflineExplorer(chips=DOC000, chip=hw.chip("H100-SXM")), ValueError,
-         "not among the explorer's chips"),
+        (
+            lambda: hw.RooflineExplorer(chips=DOC000, chip=hw.chip("H100-SXM")),
+            ValueError,
+            "not among the explorer's chips",
+        ),
         (lambda: hw.RooflineExplorer(m=1000), ValueError, "m must be a power of two"),
         (lambda: hw.RooflineExplorer(chips=DOC000, chip=DOC000[0], dtype="fp8"), ValueError, "dtype must be one of"),
         (lambda: hw.MemoryBudgetExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
         (lambda: hw.MemoryBudgetExplorer(model="Llama 3 8B"), TypeError, "model must be a ModelShape record"),
-        (lambda: hw.MemoryBudgetExplorer(recipe="zero_mixed_adam"), TypeError,
-         "recipe must be a TrainingRecipe record"),
+        (
+            lambda: hw.MemoryBudgetExplorer(recipe="zero_mixed_adam"),
+            TypeError,
+            "recipe must be a TrainingRecipe record",
+        ),
         (lambda: hw.MemoryBudgetExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
         (lambda: hw.MemoryBudgetExplorer(model=hw.model("document 000, 7B")), ValueError, "d_model"),
-        (lambda: hw.MemoryBudgetExplorer(chips=[hw.chip("tpu7x")], chip=hw.chip("tpu7x")), KeyError,
-         "no deployment sizes"),
+        (
+            lambda: hw.MemoryBudgetExplorer(chips=[hw.chip("tpu7x")], chip=hw.chip("tpu7x")),
+            KeyError,
+            "no deployment sizes",
+        ),
         (lambda: hw.MemoryBudgetExplorer(usable_fraction=0.2), ValueError, "usable_fraction must be"),
         (lambda: hw.KVCacheExplorer(chip="H100-SXM"), TypeError, "chip must be a Chip record"),
         (lambda: hw.KVCacheExplorer(models=["llama-3-8b"]), TypeError, "models must be a non-empty sequence"),
@@ -120,8 +139,11 @@ def test_background_is_redrawn_only_when_its_key_changes():
         (lambda: hw.RegimeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
         (lambda: hw.BatchSqueezeExplorer(cluster="hgx-a100-hdr"), TypeError, "cluster must be a Cluster record"),
         (lambda: hw.BatchSqueezeExplorer(clusters=["hgx-a100-hdr"]), TypeError, "clusters must be a non-empty"),
-        (lambda: hw.BatchSqueezeExplorer(clusters=hw.clusters()[:2], cluster=hw.cluster("hgx-h100-ndr")),
-         ValueError, "not among the explorer's clusters"),
+        (
+            lambda: hw.BatchSqueezeExplorer(clusters=hw.clusters()[:2], cluster=hw.cluster("hgx-h100-ndr")),
+            ValueError,
+            "not among the explorer's clusters",
+        ),
         (lambda: hw.BatchSqueezeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
         (lambda: hw.BatchSqueezeExplorer(n_params=7e9), ValueError, "n_params must be one of"),
     ],
@@ -135,8 +157,7 @@ def test_bad_arguments_raise_clear_errors(call, error, words):
 def test_energy_explorers_offer_only_chips_with_energy_parameters(cls):
     explorer = cls()
     offered = [record for _, record in explorer.chip.options]
-    assert offered == [c for c in hw.chips() if all(getattr(c, f) is not None for f in
-                                                     hw.data.records.ENERGY_FIELDS)]
+    assert offered == [c for c in hw.chips() if all(getattr(c, f) is not None for f in hw.data.records.ENERGY_FIELDS)]
     assert explorer.chip.value is A100
     with pytest.raises(ValueError, match="has no hbm_energy, flop_energy, static_power"):
         cls(chip=hw.chip("H100-SXM"))
@@ -170,8 +191,9 @@ def test_roofline_explorer_follows_the_roofline():
     assert vendor.dtype.value == "int8" and "fp32" in vendor.dtype.options
     vendor.chip.value = hw.chip("TPU7x")
     assert vendor.dtype.value == "bf16"  # TPU7x has no int8 peak: the first dtype it has
-    time_text = hw.format_seconds(hw.roofline_time_s(hw.matmul_flops(1024, 1024, 1024),
-                                           hw.matmul_bytes(1024, 1024, 1024), hw.chip("TPU7x")))
+    time_text = hw.format_seconds(
+        hw.roofline_time_s(hw.matmul_flops(1024, 1024, 1024), hw.matmul_bytes(1024, 1024, 1024), hw.chip("TPU7x"))
+    )
     assert time_text in vendor.summary.value
     assert "time at least 10.9 µs" in hw.RooflineExplorer(chip=hw.chip("TPU v5e")).summary.value
 
@@ -203,7 +225,9 @@ def test_memory_explorer_reports_the_budget():
     assert explorer.parts_bytes()["activations"] == 32 * 2 * 4096 * 4096
     default = hw.MemoryBudgetExplorer()  # Llama 3 8B on a v5e: one sequence's activations overflow one chip
     assert default.chip.value is hw.chip("TPU v5e") and default.usable.value == hw.doc000.USABLE_FRACTION
-    assert "does not fit" in default.summary.value and "tensor, sequence or context parallelism" in default.summary.value
+    assert (
+        "does not fit" in default.summary.value and "tensor, sequence or context parallelism" in default.summary.value
+    )
 
 
 def test_memory_explorer_offers_only_the_recipes_it_is_given():
@@ -252,8 +276,14 @@ def test_serving_explorer_reports_the_step_and_the_plan():
 def test_training_explorer_reports_the_step():
     cluster, llama = hw.cluster("hgx-h100-ndr"), hw.model("Llama 3 70B")
     explorer = hw.TrainingExplorer(cluster=cluster, model=llama, n_chips=256, tp=8, pp=2)
-    step = hw.train_step(llama, cluster, hw.Mesh(fsdp=16, tp=8, pp=2), explorer.global_batch_tokens.value,
-                         explorer.seq_len.value, micro_batch_tokens=explorer.seq_len.value)
+    step = hw.train_step(
+        llama,
+        cluster,
+        hw.Mesh(fsdp=16, tp=8, pp=2),
+        explorer.global_batch_tokens.value,
+        explorer.seq_len.value,
+        micro_batch_tokens=explorer.seq_len.value,
+    )
     assert hw.format_seconds(step.time_s) in explorer.summary.value
     assert f"{100 * step.mfu:.0f} %" in explorer.summary.value and "fsdp=16 tp=8 pp=2" in explorer.summary.value
     explorer.tp.value = 16  # across two nodes
@@ -300,18 +330,46 @@ def test_squeeze_explorer_reports_the_optimal_batch():
 
 
 def test_explorers_import_only_what_viz_may():
-    allowed = ("__future__", "base64", "collections", "contextlib", "io", "re", "ipywidgets", "matplotlib", "numpy", "PIL",
-               "hwlib._checks", "hwlib.units", "hwlib.data", "hwlib.roofline", "hwlib.memory", "hwlib.serving",
-               "hwlib.serving_plan", "hwlib.parallelism",
-               "hwlib.energy", "hwlib.layer_model", "hwlib.training", "hwlib.data_parallel", "hwlib.sharding",
-               "hwlib.collectives", "hwlib.viz.style", "hwlib.viz.explorers")
+    allowed = (
+        "__future__",
+        "base64",
+        "collections",
+        "contextlib",
+        "io",
+        "re",
+        "ipywidgets",
+        "matplotlib",
+        "numpy",
+        "PIL",
+        "hwlib._checks",
+        "hwlib.units",
+        "hwlib.data",
+        "hwlib.roofline",
+        "hwlib.memory",
+        "hwlib.serving",
+        "hwlib.serving_plan",
+        "hwlib.parallelism",
+        "hwlib.energy",
+        "hwlib.layer_model",
+        "hwlib.training",
+        "hwlib.data_parallel",
+        "hwlib.sharding",
+        "hwlib.collectives",
+        "hwlib.viz.style",
+        "hwlib.viz.explorers",
+    )
     package = pathlib.Path(hw.__file__).parent / "viz" / "explorers"
     for path in sorted(package.glob("*.py")):
         source = path.read_text()
         assert len(source.splitlines()) < 400, path.name
         for node in ast.walk(ast.parse(source)):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
-                [node.module] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 assert any(name == a or name.startswith(a + ".") for a in allowed), f"{path.name} imports {name}"
 
@@ -335,33 +393,57 @@ def test_compute_to_commute_explorers_take_a_model():
 
 
 def test_regime_explorer_takes_the_fabrics_of_a_custom_chip():
-    chip = hw.custom_chip("A100 80GB", peak_flops_per_s=312e12, hbm_bytes_per_s=2.039e12, hbm_bytes=80e9,
-                          on_chip_bytes=40e6, tdp_w=400, static_power_w=60, hbm_energy_j_per_byte=60e-12,
-                          flop_energy_j=0.9e-12)
+    chip = hw.custom_chip(
+        "A100 80GB",
+        peak_flops_per_s=312e12,
+        hbm_bytes_per_s=2.039e12,
+        hbm_bytes=80e9,
+        on_chip_bytes=40e6,
+        tdp_w=400,
+        static_power_w=60,
+        hbm_energy_j_per_byte=60e-12,
+        flop_energy_j=0.9e-12,
+    )
     ib = hw.custom_fabric("HDR", bytes_per_s=25e9, kind="scale-out")
     assert "no scale-out fabric known" in hw.RegimeExplorer(chips=[chip], chip=chip, n_chips=64).summary.value
     explorer = hw.RegimeExplorer(chips=[chip], chip=chip, n_chips=64, fabrics={chip: {"scale-out": ib}})
-    step = hw.training_step(4096, 2048, chip, 32, n_chips=64, fabric_bytes_per_s=25e9,
-                            n_params=hw.transformer_params(4096, 32, 50000), seq_len=2048)
-    assert f"{step.energy_per_token_j * 1e3:.3g} mJ per token" in explorer.summary.value and "over HDR" in explorer.summary.value
+    step = hw.training_step(
+        4096,
+        2048,
+        chip,
+        32,
+        n_chips=64,
+        fabric_bytes_per_s=25e9,
+        n_params=hw.transformer_params(4096, 32, 50000),
+        seq_len=2048,
+    )
+    assert (
+        f"{step.energy_per_token_j * 1e3:.3g} mJ per token" in explorer.summary.value
+        and "over HDR" in explorer.summary.value
+    )
     assert explorer.fabric_for(chip, "scale-out") is ib
     explorer.fabric.value = "scale-up"  # a kind the mapping leaves out falls back to regime_fabric
     assert "no scale-up fabric known" in explorer.summary.value
-    for fabrics, error, match in (([ib], TypeError, "must map a Chip"), ({chip: {"ib": ib}}, ValueError, "fabric kind"),
-                                  ({A100: {"scale-out": ib}}, ValueError, "not among the explorer's chips"),
-                                  ({chip: {"scale-out": 25e9}}, TypeError, "must be a Fabric record")):
+    for fabrics, error, match in (
+        ([ib], TypeError, "must map a Chip"),
+        ({chip: {"ib": ib}}, ValueError, "fabric kind"),
+        ({A100: {"scale-out": ib}}, ValueError, "not among the explorer's chips"),
+        ({chip: {"scale-out": 25e9}}, TypeError, "must be a Fabric record"),
+    ):
         with pytest.raises(error, match=match):
             hw.RegimeExplorer(chips=[chip], chip=chip, fabrics=fabrics)
 
 
 # --- honest on a static page: controls disabled in the saved state, enabled once a live front end attaches ---
 
+
 def _front_end_runs_the_beacon_link(explorer: Explorer) -> None:
     """What a front end with a kernel does on loading the explorer's link: an update message to the kernel."""
     link = explorer._beacon_link
     (source, source_trait), (target, target_trait) = link.source, link.target
-    target._handle_msg({"content": {"data": {"method": "update",
-                                              "state": {target_trait: getattr(source, source_trait)}}}})
+    target._handle_msg(
+        {"content": {"data": {"method": "update", "state": {target_trait: getattr(source, source_trait)}}}}
+    )
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
@@ -406,10 +488,16 @@ def test_the_saved_state_a_build_writes_has_the_controls_disabled(tmp_path):
     import nbclient
     import nbformat
 
-    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import hwlib as hw\nhw.RooflineExplorer(chip=hw.chip('TPU v5e'))")])
-    nbclient.NotebookClient(notebook, timeout=120, kernel_name="python3", store_widget_state=True,
-                            resources={"metadata": {"path": str(tmp_path)}}).execute()
+    notebook = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell("import hwlib as hw\nhw.RooflineExplorer(chip=hw.chip('TPU v5e'))")]
+    )
+    nbclient.NotebookClient(
+        notebook,
+        timeout=120,
+        kernel_name="python3",
+        store_widget_state=True,
+        resources={"metadata": {"path": str(tmp_path)}},
+    ).execute()
     state = notebook.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]
     models = [model["state"] for model in state.values()]
     controls = [m for m in models if m.get("_model_name") in ("DropdownModel", "SelectionSliderModel")]

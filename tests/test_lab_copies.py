@@ -28,8 +28,16 @@ SPEC = importlib.util.spec_from_file_location("lab_copies", ROOT / "tools" / "la
 lab_copies = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(lab_copies)
 CHAPTERS = lab_copies.chapters(ROOT / "book")
-MYST = (MarkdownIt("commonmark").enable("table").use(myst_role_plugin).use(myst_block_plugin)
-        .use(colon_fence_plugin).use(dollarmath_plugin).use(amsmath_plugin).use(deflist_plugin))
+MYST = (
+    MarkdownIt("commonmark")
+    .enable("table")
+    .use(myst_role_plugin)
+    .use(myst_block_plugin)
+    .use(colon_fence_plugin)
+    .use(dollarmath_plugin)
+    .use(amsmath_plugin)
+    .use(deflist_plugin)
+)
 """The Markdown parser with the book's MyST extensions (_config.yml), to find roles as MyST does."""
 
 
@@ -54,8 +62,11 @@ def markdown_cells(path: Path) -> list[str]:
 def test_every_chapter_is_copied():
     names = {path.relative_to(ROOT / "book").as_posix() for path in CHAPTERS}
     assert {"intro.md", "rooflines.md", "hbm_budgets.md"} <= names
-    assert all("import hwlib as hw" in path.read_text(encoding="utf-8") for path in CHAPTERS
-               if "{glue" in path.read_text(encoding="utf-8"))  # the expressions call hw.glued_text
+    assert all(
+        "import hwlib as hw" in path.read_text(encoding="utf-8")
+        for path in CHAPTERS
+        if "{glue" in path.read_text(encoding="utf-8")
+    )  # the expressions call hw.glued_text
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())
@@ -86,9 +97,11 @@ def test_glue_keys_follow_myst_nb():
 
 
 def test_code_spans_fences_and_escapes_are_left_alone():
-    source = ("Ridge {glue:text}`roof_ridge:.1f` FLOP/B; write `` {glue:text}`name:.1f` `` in prose.\n"
-              "\\{glue:text}`escaped`\n\n```md\n{glue:text}`in_code:.1f`\n```\n\n"
-              ":::{admonition} Box\nInside {glue:text}`boxed:,.0f`.\n:::\n\n```{note}\nNoted {glue}`noted`.\n```\n")
+    source = (
+        "Ridge {glue:text}`roof_ridge:.1f` FLOP/B; write `` {glue:text}`name:.1f` `` in prose.\n"
+        "\\{glue:text}`escaped`\n\n```md\n{glue:text}`in_code:.1f`\n```\n\n"
+        ":::{admonition} Box\nInside {glue:text}`boxed:,.0f`.\n:::\n\n```{note}\nNoted {glue}`noted`.\n```\n"
+    )
     copied = lab_copies.lab_markdown(source)
     assert "{eval}`hw.glued_text('roof_ridge', '.1f')`" in copied
     assert "`` {glue:text}`name:.1f` ``" in copied and "\\{glue:text}`escaped`" in copied
@@ -97,10 +110,35 @@ def test_code_spans_fences_and_escapes_are_left_alone():
     assert lab_copies.glue_roles(source) == [r for r in myst_roles(source) if r[0].startswith("glue")]
 
 
-FORMATS = sorted({lab_copies.glue_key(name, content)[1] for path in CHAPTERS for source in markdown_cells(path)
-                  for name, content in lab_copies.glue_roles(source)} | {"s", "", ".0f", ",.2f", ".1%", "d", ".3g"})
-VALUES = [0, 7, -3, 1024, 8_030_261_248, 0.25, 240.53724053724054, 1e-7, 2.75e14, -0.5, 1.0, np.float64(819e9),
-          np.int64(4096), "TPU v5e", "Llama 3 8B", "it's", "µs", "12.5"]
+FORMATS = sorted(
+    {
+        lab_copies.glue_key(name, content)[1]
+        for path in CHAPTERS
+        for source in markdown_cells(path)
+        for name, content in lab_copies.glue_roles(source)
+    }
+    | {"s", "", ".0f", ",.2f", ".1%", "d", ".3g"}
+)
+VALUES = [
+    0,
+    7,
+    -3,
+    1024,
+    8_030_261_248,
+    0.25,
+    240.53724053724054,
+    1e-7,
+    2.75e14,
+    -0.5,
+    1.0,
+    np.float64(819e9),
+    np.int64(4096),
+    "TPU v5e",
+    "Llama 3 8B",
+    "it's",
+    "µs",
+    "12.5",
+]
 
 
 @pytest.mark.parametrize("fmt", FORMATS)
@@ -135,15 +173,19 @@ def test_a_lab_copy_hides_what_the_book_hides_and_fills_in_the_last_build(tmp_pa
     (book / "images" / "logo.svg").write_text("<svg/>")
     chapter = book / "tiny.md"
     header = (ROOT / "book" / "intro.md").read_text(encoding="utf-8").split("\n---\n")[0] + "\n---\n"
-    chapter.write_text(header + "\n# Tiny\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n"
-                       "import hwlib as hw\nhw.glue(tiny_ridge=240.53724053724054, tiny_chip='TPU v5e')\n```\n\n"
-                       "The {glue:text}`tiny_chip` ridge is {glue:text}`tiny_ridge:.1f` FLOP/B.\n")
+    chapter.write_text(
+        header + "\n# Tiny\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n"
+        "import hwlib as hw\nhw.glue(tiny_ridge=240.53724053724054, tiny_chip='TPU v5e')\n```\n\n"
+        "The {glue:text}`tiny_chip` ridge is {glue:text}`tiny_ridge:.1f` FLOP/B.\n"
+    )
     executed = tmp_path / "executed"
     (executed / "book").mkdir(parents=True)
     built = jupytext.read(chapter)
     nbformat.write(built, executed / "book" / "tiny.ipynb")
-    glue = {name: {"output_type": "display_data", "data": {"text/plain": text}}
-            for name, text in (("tiny_ridge", "240.53724053724054"), ("tiny_chip", "'TPU v5e'"))}
+    glue = {
+        name: {"output_type": "display_data", "data": {"text/plain": text}}
+        for name, text in (("tiny_ridge", "240.53724053724054"), ("tiny_chip", "'TPU v5e'"))
+    }
     (executed / "book" / "tiny.glue.json").write_text(json.dumps(glue))
     out = tmp_path / "lab"
     [(copy, count, origin)] = lab_copies.write_lab_copies(book, out, executed, execute=False)
@@ -158,8 +200,10 @@ def test_a_lab_copy_hides_what_the_book_hides_and_fills_in_the_last_build(tmp_pa
     # the last build's text is the fallback until the kernel has glued the name (a number shown above its cell)
     assert "{glue" not in prose.source and "{eval}`hw.glued_text('tiny_ridge', '.1f', '240.5')`" in prose.source
     results = {item["expression"]: item["result"]["data"]["text/plain"] for item in prose.metadata["user_expressions"]}
-    assert results == {"hw.glued_text('tiny_chip', 's', 'TPU v5e')": "TPU v5e",
-                       "hw.glued_text('tiny_ridge', '.1f', '240.5')": "240.5"}
+    assert results == {
+        "hw.glued_text('tiny_chip', 's', 'TPU v5e')": "TPU v5e",
+        "hw.glued_text('tiny_ridge', '.1f', '240.5')": "240.5",
+    }
     assert hw.glued_text("tiny_never_glued", ".1f", "240.5") == "240.5"
     # code that changed since the last build: no numbers filled in from it (they come when the cells run)
     chapter.write_text(chapter.read_text().replace("240.53724053724054", "197.0"))
@@ -177,9 +221,11 @@ def test_a_chapter_the_build_did_not_run_is_run_once_for_its_numbers(tmp_path):
     book.mkdir()
     header = (ROOT / "book" / "intro.md").read_text(encoding="utf-8").split("\n---\n")[0] + "\n---\n"
     chapter = book / "ahead.md"
-    chapter.write_text(header + "\n# Ahead\n\nThe ridge is {glue:text}`ahead_ridge:.1f` FLOP/B.\n\n"
-                       "```{code-cell} ipython3\nimport hwlib as hw\n"
-                       "hw.glue(ahead_ridge=hw.ridge_point(hw.chip('TPU v5e')))\n```\n")
+    chapter.write_text(
+        header + "\n# Ahead\n\nThe ridge is {glue:text}`ahead_ridge:.1f` FLOP/B.\n\n"
+        "```{code-cell} ipython3\nimport hwlib as hw\n"
+        "hw.glue(ahead_ridge=hw.ridge_point(hw.chip('TPU v5e')))\n```\n"
+    )
     logs = []
     [(copy, count, origin)] = lab_copies.write_lab_copies(book, tmp_path / "lab", None, log=logs.append)
     assert origin == "run" and count == 1 and len(logs) == 1
@@ -193,6 +239,7 @@ def test_a_chapter_the_build_did_not_run_is_run_once_for_its_numbers(tmp_path):
 
 def test_a_format_that_cannot_format_the_value_names_itself():
     from hwlib.viz.glue import format_glued_text
+
     with pytest.raises(ValueError, match=r"fmt '\.2f' cannot format the glued value \"'abc'\""):
         format_glued_text("'abc'", ".2f")
     with pytest.raises(ValueError, match="fmt 'q'"):

@@ -30,7 +30,9 @@ def test_table_2_d_min_and_the_2_beta_column():
     for name, (d_min, two_beta) in printed.items():
         assert round(hw.d_min(DOC[name])) == d_min
         assert round(hw.t_min_large_d(DOC[name], include_reblocking=False)) == two_beta
-        assert hw.t_min_large_d(DOC[name], include_reblocking=False) == pytest.approx(2 * hw.machine_balance(DOC[name]).time)
+        assert hw.t_min_large_d(DOC[name], include_reblocking=False) == pytest.approx(
+            2 * hw.machine_balance(DOC[name]).time
+        )
 
 
 def test_true_large_d_limit_includes_the_reblocking_term():
@@ -73,8 +75,14 @@ TABLE_4 = {  # d: (A100 ratio, A100 energy %, H100 ratio, H100 energy %)
 
 def test_table_4():
     ds = np.array(list(TABLE_4))
-    rows = np.column_stack([hw.elementwise_time_ratio(ds, A100), 100 * hw.activation_energy_ratio(ds, A100),
-                            hw.elementwise_time_ratio(ds, H100), 100 * hw.activation_energy_ratio(ds, H100)])
+    rows = np.column_stack(
+        [
+            hw.elementwise_time_ratio(ds, A100),
+            100 * hw.activation_energy_ratio(ds, A100),
+            hw.elementwise_time_ratio(ds, H100),
+            100 * hw.activation_energy_ratio(ds, H100),
+        ]
+    )
     for d, row in zip(ds, rows):
         assert tuple(f"{v:.2f}" for v in row) == TABLE_4[d]
     share = hw.elementwise_time_share(768, H100)
@@ -188,9 +196,15 @@ def test_defaults_are_the_documents():
     # 0.1's hw.TRAFFIC_CONSTANTS is hw.doc002.TRAFFIC (which also keeps a_store and l2_fraction); l2_fraction= is
     # on_chip_fraction=
     assert {k: v.value for k, v in doc002.TRAFFIC.items() if k in ("b_w", "a", "b_opt", "b_ar")} == {
-        "b_w": 12, "a": 200, "b_opt": 30, "b_ar": 4}
-    default, explicit = hw.layer_step(4096, 100, A100), hw.layer_step(4096, 100, A100, b_w=12, a=200,
-                                                                      on_chip_fraction=0.5)
+        "b_w": 12,
+        "a": 200,
+        "b_opt": 30,
+        "b_ar": 4,
+    }
+    default, explicit = (
+        hw.layer_step(4096, 100, A100),
+        hw.layer_step(4096, 100, A100, b_w=12, a=200, on_chip_fraction=0.5),
+    )
     for field in layer_model.TIME_FIELDS:
         assert getattr(default, field) == getattr(explicit, field), field
     assert hw.t_min(4096, A100) == hw.t_min(4096, A100, b_w=doc002.B_W, a=doc002.A, on_chip_fraction=doc002.L2_FRACTION)
@@ -205,10 +219,16 @@ def test_defaults_are_the_documents():
         (lambda: hw.layer_step(4096, 1, A100, b_w=-1), ValueError, "b_w must be >= 0"),
         (lambda: hw.layer_step(4096, 1, A100, a="200"), TypeError, "a must be a real number"),
         (lambda: hw.layer_step(4096, 1, A100, seq_len=0), ValueError, "seq_len must be > 0"),
-        (lambda: hw.layer_step(4096, 1, A100, on_chip_fraction=1.5), ValueError,
-         r"on_chip_fraction must be in \(0, 1\]"),
-        (lambda: hw.layer_step(4096, 1, A100, on_chip_fraction=[0.5, 0.6]), TypeError,
-         "on_chip_fraction must be a single"),
+        (
+            lambda: hw.layer_step(4096, 1, A100, on_chip_fraction=1.5),
+            ValueError,
+            r"on_chip_fraction must be in \(0, 1\]",
+        ),
+        (
+            lambda: hw.layer_step(4096, 1, A100, on_chip_fraction=[0.5, 0.6]),
+            TypeError,
+            "on_chip_fraction must be a single",
+        ),
         (lambda: hw.layer_step(4096, 1, A100, power_cap="yes"), TypeError, "power_cap must be True or False"),
         (lambda: hw.layer_step([1, 2], [1, 2, 3], A100), ValueError, "must broadcast together"),
         # 0.2: the time fields work for every chip; the energy fields raise on first access
@@ -241,8 +261,18 @@ def test_bad_input_names_the_parameter(call, error, words):
 
 def test_the_layer_model_takes_a_model_shape():
     a100 = hw.chip("A100-80GB", source="doc002")
-    gpt = hw.ModelShape(n_layers=32, d_model=4096, n_heads=32, n_kv_heads=32, head_dim=128, d_ff=4 * 4096,
-                        mlp="gelu", vocab=50000, norm="none", norms_per_layer=0)
+    gpt = hw.ModelShape(
+        n_layers=32,
+        d_model=4096,
+        n_heads=32,
+        n_kv_heads=32,
+        head_dim=128,
+        d_ff=4 * 4096,
+        mlp="gelu",
+        vocab=50000,
+        norm="none",
+        norms_per_layer=0,
+    )
     # the source documents' layer as a ModelShape gives its numbers
     assert hw.layer_flops(gpt, 2048, seq_len=2048) == hw.layer_flops(4096, 2048, seq_len=2048)
     assert hw.t_min(gpt, a100) == pytest.approx(hw.t_min(4096, a100), rel=1e-12)

@@ -22,9 +22,22 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "hwlib"
 MAX_LINES = 400
 
-BOTTOM = {"hwlib._checks", "hwlib.units", "hwlib.naming"}
-TOPICS = ("roofline", "memory", "sharding", "energy", "layer_model", "collectives", "serving", "serving_plan",
-          "training", "parallelism", "training_plan", "data_parallel")
+BOTTOM = {"hwlib._checks", "hwlib.units", "hwlib.naming", "hwlib.bands"}
+TOPICS = (
+    "roofline",
+    "memory",
+    "sharding",
+    "energy",
+    "layer_model",
+    "collectives",
+    "placement",
+    "serving",
+    "serving_plan",
+    "training",
+    "parallelism",
+    "training_plan",
+    "data_parallel",
+)
 LAYERS = ("bottom", "data", "topic", "measure", "viz", "top")
 HEAVY = ("matplotlib", "pandas", "ipywidgets", "jax")
 
@@ -55,7 +68,7 @@ def layer(name: str) -> tuple[int, int]:
         return LAYERS.index("measure"), 0
     if name == "hwlib.viz" or name.startswith("hwlib.viz."):
         return LAYERS.index("viz"), 0
-    if name in ("hwlib", "hwlib.cli", "hwlib.__main__"):  # the command line sits on the public API
+    if name in ("hwlib", "hwlib.cli", "hwlib.__main__") or name.startswith("hwlib.cli."):  # on the public API
         return LAYERS.index("top"), 0
     raise AssertionError(f"module {name} belongs to no layer: add it to tests/test_layers.py and DESIGN.md")
 
@@ -126,8 +139,10 @@ def test_no_module_imports_a_private_name_of_another():
 def test_the_layer_checks_catch_a_wrong_arrow(tmp_path, monkeypatch):
     """The checks above would fail on an upward import, a private name and an import inside a function."""
     bad = tmp_path / "bad.py"
-    bad.write_text("def f():\n    from hwlib.viz.tables import chip_table\n"
-                   "from hwlib.measure.kernels import _x\nfrom . import doc000\n")
+    bad.write_text(
+        "def f():\n    from hwlib.viz.tables import chip_table\n"
+        "from hwlib.measure.kernels import _x\nfrom . import doc000\n"
+    )
     monkeypatch.setitem(MODULES, "hwlib.data.bad", bad)
     found = imports("hwlib.data.bad")
     assert (2, "hwlib.viz.tables", ("chip_table",)) in found
@@ -173,9 +188,25 @@ def test_import_hwlib_is_light_and_viz_names_load_on_first_use():
 
 def test_all_has_no_duplicates_and_the_names_outside_checks_call():
     assert len(hw.__all__) == len(set(hw.__all__))
-    needed = {"chip", "chips", "ridge_point", "attainable_flops_per_s", "matmul_flops", "matmul_bytes",
-              "matmul_intensity", "training_state_bytes", "activation_bytes", "kv_cache_bytes", "chips_needed",
-              "machine_balance", "layer_step", "t_min", "d_min", "model", "glue"}
+    needed = {
+        "chip",
+        "chips",
+        "ridge_point",
+        "attainable_flops_per_s",
+        "matmul_flops",
+        "matmul_bytes",
+        "matmul_intensity",
+        "training_state_bytes",
+        "activation_bytes",
+        "kv_cache_bytes",
+        "chips_needed",
+        "machine_balance",
+        "layer_step",
+        "t_min",
+        "d_min",
+        "model",
+        "glue",
+    }
     assert needed <= set(hw.__all__), needed - set(hw.__all__)
     assert set(dir(hw)) == set(hw.__all__)
     with pytest.raises(AttributeError, match="has no attribute 'TRAINING_RECIPES'"):
@@ -196,10 +227,14 @@ def test_stable_signatures_outside_checks_call():
     parameters = inspect.signature(hw.chip).parameters
     assert list(parameters)[:2] == ["name", "source"]
     assert hw.chip("A100-80GB", source="doc002").source == "doc002"
-    for function, first in ((hw.layer_step, ["d", "T", "chip"]), (hw.t_min, ["d", "chip"]),
-                            (hw.kv_cache_bytes, ["seq_len", "n_layers", "n_kv_heads", "head_dim", "dtype", "batch"]),
-                            (hw.activation_bytes, ["seq_len", "batch", "d", "n_heads"]),
-                            (hw.ridge_point, ["chip"]), (hw.model, ["name"])):
+    for function, first in (
+        (hw.layer_step, ["d", "T", "chip"]),
+        (hw.t_min, ["d", "chip"]),
+        (hw.kv_cache_bytes, ["seq_len", "n_layers", "n_kv_heads", "head_dim", "dtype", "batch"]),
+        (hw.activation_bytes, ["seq_len", "batch", "d", "n_heads"]),
+        (hw.ridge_point, ["chip"]),
+        (hw.model, ["name"]),
+    ):
         assert list(inspect.signature(function).parameters)[: len(first)] == first, function.__name__
     step = hw.layer_step(4096, 2048, hw.chip("TPU v6e"))
     assert step.time_s > 0 and step.flops == 72 * 4096**2 * 2048
@@ -209,12 +244,17 @@ def test_stable_signatures_outside_checks_call():
 
 # --- one naming table ------------------------------------------------------------------------
 
+
 def contributing_rows() -> list[tuple[str, str, str, str]]:
     text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
     section = text.split("## One quantity, one name, one symbol", 1)[1]
     lines = [line for line in section.splitlines() if line.startswith("|")]
     assert [c.strip() for c in lines[0].strip("|").split("|")] == [
-        "quantity", "name in hwlib", "symbol in the book", "unit"]
+        "quantity",
+        "name in hwlib",
+        "symbol in the book",
+        "unit",
+    ]
     assert set(lines[1].replace("|", "").strip()) == {"-"}
     rows = []
     for line in lines[2:]:
@@ -256,9 +296,13 @@ DOCUMENT_NUMBERS = {4096, 50000, 2048, 1e6, 12.0, 200.0}
 
 def test_the_document_file_names_are_spelled_only_in_data():
     assert doc000.FILE.startswith(DOCUMENT_FILES[0]) and doc002.FILE.startswith(DOCUMENT_FILES[1])
-    wrong = [f"{path.relative_to(ROOT)} spells {stem}" for path in PACKAGE.rglob("*.py")
-             if "data" not in path.relative_to(PACKAGE).parts[:1]
-             for stem in DOCUMENT_FILES if stem in path.read_text(encoding="utf-8")]
+    wrong = [
+        f"{path.relative_to(ROOT)} spells {stem}"
+        for path in PACKAGE.rglob("*.py")
+        if "data" not in path.relative_to(PACKAGE).parts[:1]
+        for stem in DOCUMENT_FILES
+        if stem in path.read_text(encoding="utf-8")
+    ]
     assert not wrong, "\n".join(wrong)
 
 
@@ -292,38 +336,52 @@ def literal_defaults(path: Path) -> list[str]:
 
 def _defaults(node: ast.FunctionDef) -> list[tuple[str, ast.expr]]:
     positional = node.args.posonlyargs + node.args.args
-    pairs = list(zip(positional[len(positional) - len(node.args.defaults):], node.args.defaults))
+    pairs = list(zip(positional[len(positional) - len(node.args.defaults) :], node.args.defaults))
     pairs += [(arg, default) for arg, default in zip(node.args.kwonlyargs, node.args.kw_defaults) if default]
     return [(arg.arg, default) for arg, default in pairs]
 
 
 KNOWN_RETYPED: dict[str, str] = {}
 OUTSIDE_DATA = [
-    pytest.param(path, id=str(path.relative_to(PACKAGE)), marks=[pytest.mark.xfail(
-        strict=True, reason=KNOWN_RETYPED[str(path.relative_to(PACKAGE))])]
-        if str(path.relative_to(PACKAGE)) in KNOWN_RETYPED else [])
-    for name, path in sorted(MODULES.items()) if LAYERS[layer(name)[0]] != "data"
+    pytest.param(
+        path,
+        id=str(path.relative_to(PACKAGE)),
+        marks=[pytest.mark.xfail(strict=True, reason=KNOWN_RETYPED[str(path.relative_to(PACKAGE))])]
+        if str(path.relative_to(PACKAGE)) in KNOWN_RETYPED
+        else [],
+    )
+    for name, path in sorted(MODULES.items())
+    if LAYERS[layer(name)[0]] != "data"
 ]
 
 
 @pytest.mark.parametrize("path", OUTSIDE_DATA)
 def test_defaults_name_their_data_instead_of_retyping_it(path):
     found = literal_defaults(path)
-    assert not found, "defaults retype a document's number; name its constant (e.g. b_w=doc002.B_W):\n" + \
-        "\n".join(found)
+    assert not found, "defaults retype a document's number; name its constant (e.g. b_w=doc002.B_W):\n" + "\n".join(
+        found
+    )
 
 
 def test_the_literal_default_check_catches_a_retyped_number(tmp_path):
     bad = tmp_path / "topic.py"
     bad.write_text("def f(d=4096, *, a=-200.0, ds=(768, 2048), b_w=B_W, n=1, crit=1e6):\n    pass\n")
     assert [entry.split(" ", 1)[1] for entry in literal_defaults(bad)] == [
-        "f(d=4096)", "f(a=200.0)", "f(ds=2048)", "f(crit=1000000.0)"]
+        "f(d=4096)",
+        "f(a=200.0)",
+        "f(ds=2048)",
+        "f(crit=1000000.0)",
+    ]
 
 
 def test_public_defaults_that_equal_a_document_number_name_its_constant():
     """Through ``inspect``: a default of a public function equal to a document number is spelled as its constant."""
-    constants = {name: value for module in (doc000, doc002) for name, value in vars(module).items()
-                 if name.isupper() and isinstance(value, (int, float)) and not isinstance(value, bool)}
+    constants = {
+        name: value
+        for module in (doc000, doc002)
+        for name, value in vars(module).items()
+        if name.isupper() and isinstance(value, (int, float)) and not isinstance(value, bool)
+    }
     constants["CRITICAL_BATCH"] = doc002.CRITICAL_BATCH.value
     checked, wrong = 0, []
     for name in hw.__all__:
@@ -340,7 +398,9 @@ def test_public_defaults_that_equal_a_document_number_name_its_constant():
             expression = spelled[parameter.name]
             constant = expression.attr if isinstance(expression, ast.Attribute) else getattr(expression, "id", None)
             if constants.get(constant) != default:
-                wrong.append(f"{name}({parameter.name}={ast.unparse(expression)}) does not name a doc000/doc002 "
-                             f"constant of value {default!r}")
+                wrong.append(
+                    f"{name}({parameter.name}={ast.unparse(expression)}) does not name a doc000/doc002 "
+                    f"constant of value {default!r}"
+                )
     assert checked >= 5  # layer_step's b_w and a, t_min's, regime_steps' d, seq_len and vocab, ...
     assert not wrong, "\n".join(wrong)

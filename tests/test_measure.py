@@ -40,8 +40,15 @@ CPU implementer\t: 0x41
 
 
 def _info(platform="cpu", cores=2, text=X86, memory=8 * hw.GiB):
-    return DeviceInfo(platform=platform, device_kind="cpu", device_count=1, cpu_cores=cores,
-                              cpu=parse_cpuinfo(text), memory_bytes=memory, catalogue_key=None)
+    return DeviceInfo(
+        platform=platform,
+        device_kind="cpu",
+        device_count=1,
+        cpu_cores=cores,
+        cpu=parse_cpuinfo(text),
+        memory_bytes=memory,
+        catalogue_key=None,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -97,16 +104,32 @@ def test_estimated_cpu_peak_only_when_it_can_be_computed():
 
 
 def test_theoretical_peaks_are_known_or_absent():
-    assert hw.theoretical_peaks(_info()) == {"estimated fp32 peak, 1 FMA unit per core": 134.4e9,
-                                             "estimated fp32 peak, 2 FMA units per core": 268.8e9}
+    assert hw.theoretical_peaks(_info()) == {
+        "estimated fp32 peak, 1 FMA unit per core": 134.4e9,
+        "estimated fp32 peak, 2 FMA units per core": 268.8e9,
+    }
     assert hw.theoretical_peaks(_info(), "bf16") == {}
     assert hw.theoretical_peaks(_info(text=ARM)) == {}
-    h200 = DeviceInfo(platform="gpu", device_kind="NVIDIA H200", device_count=1, cpu_cores=16,
-                              cpu=parse_cpuinfo(""), memory_bytes=None, catalogue_key="h200")
+    h200 = DeviceInfo(
+        platform="gpu",
+        device_kind="NVIDIA H200",
+        device_count=1,
+        cpu_cores=16,
+        cpu=parse_cpuinfo(""),
+        memory_bytes=None,
+        catalogue_key="h200",
+    )
     assert hw.theoretical_peaks(h200, "bf16") == {"H200 bf16 peak (vendor)": hw.chip("H200").peak("bf16")}
     assert hw.theoretical_peaks(h200, "fp32") == {"H200 fp32 peak (vendor)": hw.chip("H200").peak("fp32")}
-    unknown = DeviceInfo(platform="tpu", device_kind="TPU v99", device_count=1, cpu_cores=1,
-                                 cpu=parse_cpuinfo(""), memory_bytes=None, catalogue_key=None)
+    unknown = DeviceInfo(
+        platform="tpu",
+        device_kind="TPU v99",
+        device_count=1,
+        cpu_cores=1,
+        cpu=parse_cpuinfo(""),
+        memory_bytes=None,
+        catalogue_key=None,
+    )
     assert hw.theoretical_peaks(unknown) == {}
 
 
@@ -136,7 +159,11 @@ def test_measurement_plans():
 def test_matmul_measurement_counts_with_hwlib(small):
     matmuls, matvec, _ = small
     assert [(r.dtype, r.shape) for r in matmuls] == [
-        ("fp32", (8, 8, 8)), ("fp32", (32, 32, 32)), ("bf16", (8, 8, 8)), ("bf16", (32, 32, 32))]
+        ("fp32", (8, 8, 8)),
+        ("fp32", (32, 32, 32)),
+        ("bf16", (8, 8, 8)),
+        ("bf16", (32, 32, 32)),
+    ]
     for record in matmuls + [matvec]:
         m, k, n = record.shape
         assert record.flops == hw.matmul_flops(m, k, n) == 2 * m * k * n
@@ -180,7 +207,9 @@ def test_cost_handles_a_dict_a_list_and_nothing():
             return self.cost
 
     assert kernels.compiled_cost(Fake({"flops": 3.0, "bytes accessed": 8.0})) == kernels.XlaCost(3.0, 8.0)
-    assert kernels.compiled_cost(Fake([{"flops": 3.0, "bytes accessed": 8.0}, {"flops": 1.0}])) == kernels.XlaCost(4.0, 8.0)
+    assert kernels.compiled_cost(Fake([{"flops": 3.0, "bytes accessed": 8.0}, {"flops": 1.0}])) == kernels.XlaCost(
+        4.0, 8.0
+    )
     with pytest.raises(RuntimeError, match="no cost analysis"):
         kernels.compiled_cost(Fake(None))
 
@@ -305,8 +334,15 @@ def test_kernel_helpers():
 
 
 # jax.Device.device_kind as JAX reports it on each accelerator, and the catalogue record it should find
-DEVICE_KINDS = {"TPU v4": "v4", "TPU v5 lite": "v5e", "TPU7x": "tpu7x", "NVIDIA H200": "h200", "NVIDIA B200": "b200",
-                "NVIDIA A100-SXM4-80GB": "a100-80gb", "NVIDIA A100-SXM4-40GB": "a100-40gb"}
+DEVICE_KINDS = {
+    "TPU v4": "v4",
+    "TPU v5 lite": "v5e",
+    "TPU7x": "tpu7x",
+    "NVIDIA H200": "h200",
+    "NVIDIA B200": "b200",
+    "NVIDIA A100-SXM4-80GB": "a100-80gb",
+    "NVIDIA A100-SXM4-40GB": "a100-40gb",
+}
 MISSED_DEVICE_KINDS = {"NVIDIA H100 80GB HBM3": "h100-sxm", "TPU v5": "v5p", "TPU v6 lite": "v6e"}
 
 

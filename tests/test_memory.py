@@ -31,20 +31,36 @@ def doc000_budget(params_billions, kv_tokens):
 
 # --- the document's printed numbers ------------------------------------------------------
 
+
 def test_document_000_budgets_exactly():
     assert doc000_budget(7.0, 8192) == {
-        "fp32_train_state_gib": 104.308, "mixed_bf16_train_state_gib": 117.347,
-        "kv_fp32_gib": 2.0, "kv_bf16_gib": 1.0, "kv_int8_gib": 0.5}
+        "fp32_train_state_gib": 104.308,
+        "mixed_bf16_train_state_gib": 117.347,
+        "kv_fp32_gib": 2.0,
+        "kv_bf16_gib": 1.0,
+        "kv_int8_gib": 0.5,
+    }
     assert doc000_budget(1.5, 4096) == {
-        "fp32_train_state_gib": 22.352, "mixed_bf16_train_state_gib": 25.146,
-        "kv_fp32_gib": 1.0, "kv_bf16_gib": 0.5, "kv_int8_gib": 0.25}
+        "fp32_train_state_gib": 22.352,
+        "mixed_bf16_train_state_gib": 25.146,
+        "kv_fp32_gib": 1.0,
+        "kv_bf16_gib": 0.5,
+        "kv_int8_gib": 0.25,
+    }
 
 
 def test_document_000_budgets_from_its_own_records_and_constants():
-    assert (doc000.PARAMS_7B, doc000.KV_TOKENS_7B, doc000.PARAMS_1P5B, doc000.KV_TOKENS_1P5B) == (7e9, 8192, 1.5e9, 4096)
+    assert (doc000.PARAMS_7B, doc000.KV_TOKENS_7B, doc000.PARAMS_1P5B, doc000.KV_TOKENS_1P5B) == (
+        7e9,
+        8192,
+        1.5e9,
+        4096,
+    )
     assert doc000.USABLE_FRACTION == 0.8 and doc000.SLICE_CHIPS == 4
-    for key, params, tokens in (("doc000-7b", doc000.PARAMS_7B, doc000.KV_TOKENS_7B),
-                                ("doc000-1.5b", doc000.PARAMS_1P5B, doc000.KV_TOKENS_1P5B)):
+    for key, params, tokens in (
+        ("doc000-7b", doc000.PARAMS_7B, doc000.KV_TOKENS_7B),
+        ("doc000-1.5b", doc000.PARAMS_1P5B, doc000.KV_TOKENS_1P5B),
+    ):
         model = hw.model(key)
         assert model.published_params == params and model.attention == "not stated"
         for dtype in ("fp32", "bf16", "int8"):
@@ -82,6 +98,7 @@ def test_document_002_labels_16_bytes_as_mixed_adam():
 
 
 # --- recipes ---------------------------------------------------------------------------
+
 
 def test_recipe_totals_and_parts():
     # 0.1's hw.TRAINING_RECIPES dict is hw.recipes() (a tuple of records), recipe.total is recipe.bytes_per_param
@@ -127,13 +144,15 @@ def test_training_state_is_vectorised_and_accepts_records():
 
 # --- activations -------------------------------------------------------------------------
 
+
 def test_activations_follow_korthikanti_table_2():
     s, b, h, a, t = 2048, 4, 12288, 96, 8  # GPT-3 175B shape of the paper
     sbh = s * b * h
     assert hw.activation_bytes(s, b, h, a) == sbh * (34 + 5 * a * s / h)
     assert hw.activation_bytes(s, b, h, a, tensor_parallel=t) == sbh * (10 + 24 / t + 5 * a * s / (h * t))
     assert hw.activation_bytes(s, b, h, a, t, sequence_parallel=True) == pytest.approx(
-        sbh * (34 / t + 5 * a * s / (h * t)))
+        sbh * (34 / t + 5 * a * s / (h * t))
+    )
     assert hw.activation_bytes(s, b, h, a, t, recompute="selective") == sbh * (10 + 24 / t)
     assert hw.activation_bytes(s, b, h, a, t, True, "selective") == pytest.approx(sbh * 34 / t)
     assert hw.activation_bytes(s, b, h, a, t, recompute="full") == 2 * sbh
@@ -164,6 +183,7 @@ def test_activation_orderings(seq, batch, t):
 
 # --- KV cache ------------------------------------------------------------------------------
 
+
 def test_kv_cache_precisions():
     base = hw.kv_cache_bytes(1000, 32, 8, 128, "bf16")
     assert base == 2 * 32 * 1000 * 8 * 128 * 2
@@ -185,6 +205,7 @@ def test_kv_cache_is_linear(tokens, layers, kv_heads, head_dim):
 
 
 # --- capacity -------------------------------------------------------------------------------
+
 
 def test_chips_needed_edges():
     usable = hw.usable_bytes(V5E_DOC)
@@ -234,6 +255,7 @@ def test_max_params_and_tokens_that_fit():
 
 # --- bad input ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize(
     ("call", "error", "match"),
     [
@@ -246,8 +268,11 @@ def test_max_params_and_tokens_that_fit():
         (lambda: hw.activation_bytes(2048.5, 1, 4096, 32), ValueError, "seq_len must be a whole number"),
         (lambda: hw.activation_bytes(2048, 1, 4096, 30), ValueError, "d must be a multiple of n_heads"),
         (lambda: hw.activation_bytes(2048, 1, 4096, 32, recompute="some"), ValueError, "recompute must be one of"),
-        (lambda: hw.activation_bytes(2048, 1, 4096, 32, sequence_parallel="yes"), TypeError,
-         "sequence_parallel must be True or False"),
+        (
+            lambda: hw.activation_bytes(2048, 1, 4096, 32, sequence_parallel="yes"),
+            TypeError,
+            "sequence_parallel must be True or False",
+        ),
         (lambda: hw.activation_bytes(2048, 1, 4096, 32, tensor_parallel=0), ValueError, "tensor_parallel must be > 0"),
         (lambda: hw.activation_bytes([1, 2], [1, 2, 3], 4096, 32), ValueError, "must broadcast together"),
         (lambda: hw.kv_cache_bytes(-1, 32, 8, 128), ValueError, "seq_len must be >= 0"),
@@ -272,19 +297,37 @@ def test_bad_input_is_named(call, error, match):
         call()
 
 
-GPT_LAYER = hw.ModelShape(n_layers=1, d_model=4096, n_heads=32, n_kv_heads=32, head_dim=128, d_ff=4 * 4096, mlp="gelu",
-                          vocab=50000, norm="layernorm")
+GPT_LAYER = hw.ModelShape(
+    n_layers=1,
+    d_model=4096,
+    n_heads=32,
+    n_kv_heads=32,
+    head_dim=128,
+    d_ff=4 * 4096,
+    mlp="gelu",
+    vocab=50000,
+    norm="layernorm",
+)
 
 
-@pytest.mark.parametrize("options", [
-    dict(), dict(tensor_parallel=8), dict(tensor_parallel=8, sequence_parallel=True), dict(recompute="selective"),
-    dict(tensor_parallel=8, sequence_parallel=True, recompute="selective"), dict(recompute="full"),
-    dict(recompute="full", tensor_parallel=8, sequence_parallel=True), dict(flash_attention=True),
-])
+@pytest.mark.parametrize(
+    "options",
+    [
+        dict(),
+        dict(tensor_parallel=8),
+        dict(tensor_parallel=8, sequence_parallel=True),
+        dict(recompute="selective"),
+        dict(tensor_parallel=8, sequence_parallel=True, recompute="selective"),
+        dict(recompute="full"),
+        dict(recompute="full", tensor_parallel=8, sequence_parallel=True),
+        dict(flash_attention=True),
+    ],
+)
 def test_a_gpt_shape_with_dropout_is_korthikantis_table_2(options):
     # Korthikanti et al. 2022, Table 2: s b h (34 + 5 a s / h), (10 + 24/t + 5 a s/(h t)), ...
     assert hw.activation_bytes(2048, 2, GPT_LAYER, dropout=True, **options) == hw.activation_bytes(
-        2048, 2, 4096, 32, **options)
+        2048, 2, 4096, 32, **options
+    )
 
 
 def test_structure_aware_activations():

@@ -21,8 +21,13 @@ def falcon_params(vocab, hidden, layers, head_dim):
 
 
 def gpt2_params(vocab, context, hidden, layers):
-    layer = 4 * hidden + (3 * hidden * hidden + 3 * hidden) + (hidden * hidden + hidden) \
-        + (4 * hidden * hidden + 4 * hidden) + (4 * hidden * hidden + hidden)
+    layer = (
+        4 * hidden
+        + (3 * hidden * hidden + 3 * hidden)
+        + (hidden * hidden + hidden)
+        + (4 * hidden * hidden + 4 * hidden)
+        + (4 * hidden * hidden + hidden)
+    )
     return vocab * hidden + context * hidden + layers * layer + 2 * hidden
 
 
@@ -43,7 +48,9 @@ def test_shapes_are_consistent():
         if record.d_model is not None and not record.key.startswith(("gemma-2", "gemma")):
             assert record.n_heads * record.head_dim == record.d_model, record  # Gemma 2 sets head_dim itself
         assert record.n_params.unit == "parameters" and record.source and record.read_on == "2026-11-30"
-        assert hw.kv_cache_bytes(1, record, dtype="bf16") == 2 * record.n_layers * record.n_kv_heads * record.head_dim * 2
+        assert (
+            hw.kv_cache_bytes(1, record, dtype="bf16") == 2 * record.n_layers * record.n_kv_heads * record.head_dim * 2
+        )
         if record.d_model is not None:
             assert record.weight_bytes("bf16") == 2 * record.params()
         assert hw.model(record.key) is record and hw.model(record.name) is record

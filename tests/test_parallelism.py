@@ -48,8 +48,9 @@ def test_pipeline_bubble_and_tensor_parallel_cost():
 def test_fsdp_hides_behind_compute_above_the_threshold():
     mesh = hw.Mesh(fsdp=64)
     threshold = hw.fsdp_threshold_tokens(LLAMA70, H100, mesh, 512)
-    small, large = (hw.train_step(LLAMA70, H100, mesh, tokens * 64, 512, usable_fraction=1.0)
-                    for tokens in (512, 16 * 512))
+    small, large = (
+        hw.train_step(LLAMA70, H100, mesh, tokens * 64, 512, usable_fraction=1.0) for tokens in (512, 16 * 512)
+    )
     assert 512 < threshold < 16 * 512
     name = "fsdp all-gather + reduce-scatter"
     assert small.exposed_comm_time_s[name] > 0 and large.exposed_comm_time_s[name] == 0
@@ -89,30 +90,46 @@ def test_planner_lists_every_mesh_with_a_reason():
     assert table["fits"].iloc[0] and not table["fits"].iloc[-1] and table["why not"].iloc[-1]
 
 
-@pytest.mark.parametrize(("call", "error", "words"), [
-    (lambda: hw.Mesh(tp=0), ValueError, "Mesh.tp must be a whole number >= 1"),
-    (lambda: hw.Mesh(dp=2, ep=4), ValueError, "Mesh.ep=4 must divide dp x fsdp"),
-    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(tp=3), 3 * 4096, 4096), ValueError, "does not divide the 64"),
-    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(dp=3), 4 * 4096, 4096), ValueError, "does not split over"),
-    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(ep=1, dp=2), 2 * 4096, 4096, recompute="some"), ValueError,
-     "recompute must be one of"),
-    (lambda: hw.train_step(LLAMA70, H100, {"tp": 8}, 4096, 4096), TypeError, "mesh must be a Mesh"),
-    (lambda: hw.train_step(LLAMA70, "hgx", hw.Mesh(), 4096, 4096), TypeError, "cluster must be a Cluster"),
-    (lambda: hw.train_step(LLAMA70, V5P, hw.Mesh(fsdp=8192), 8192 * 4096, 4096), ValueError, "holds at most"),
-    (lambda: hw.train_step(hw.model("llama-3-8b"), H100, hw.Mesh(dp=2, ep=2), 2 * 4096, 4096), ValueError,
-     "needs a mixture-of-experts"),
-    (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(dp=2), 4 * 4096, 4096, micro_batch_tokens=1000), ValueError,
-     "must be whole sequences"),
-    (lambda: hw.group_topology("hgx", 8, 1, 64), TypeError, "cluster must be a Cluster"),
-    (lambda: hw.group_topology(H100, 8.5, 1, 64), ValueError, "size must be a whole number"),
-    (lambda: hw.group_topology(H100, 8, 1, [64]), TypeError, "n_chips must be one whole number"),
-    (lambda: hw.candidate_meshes(LLAMA70, H100, 256, "8192"), TypeError, "seq_len must be a real number"),
-    (lambda: hw.candidate_meshes("llama", H100, 256, 8192), TypeError, "model must be a ModelShape"),
-    (lambda: hw.megatron_step_flops(512, 2048, 24, -1, 51200), ValueError, "d must be > 0"),
-    (lambda: hw.fsdp_threshold_tokens("llama", H100, hw.Mesh(fsdp=8), 4096), TypeError, "model must be a ModelShape"),
-    (lambda: hw.kv_copies(LLAMA70, 0), ValueError, "n_chips must be > 0"),
-    (lambda: hw.kv_copies("llama", 8), TypeError, "model must be a ModelShape"),
-])
+@pytest.mark.parametrize(
+    ("call", "error", "words"),
+    [
+        (lambda: hw.Mesh(tp=0), ValueError, "Mesh.tp must be a whole number >= 1"),
+        (lambda: hw.Mesh(dp=2, ep=4), ValueError, "Mesh.ep=4 must divide dp x fsdp"),
+        (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(tp=3), 3 * 4096, 4096), ValueError, "does not divide the 64"),
+        (lambda: hw.train_step(LLAMA70, H100, hw.Mesh(dp=3), 4 * 4096, 4096), ValueError, "does not split over"),
+        (
+            lambda: hw.train_step(LLAMA70, H100, hw.Mesh(ep=1, dp=2), 2 * 4096, 4096, recompute="some"),
+            ValueError,
+            "recompute must be one of",
+        ),
+        (lambda: hw.train_step(LLAMA70, H100, {"tp": 8}, 4096, 4096), TypeError, "mesh must be a Mesh"),
+        (lambda: hw.train_step(LLAMA70, "hgx", hw.Mesh(), 4096, 4096), TypeError, "cluster must be a Cluster"),
+        (lambda: hw.train_step(LLAMA70, V5P, hw.Mesh(fsdp=8192), 8192 * 4096, 4096), ValueError, "holds at most"),
+        (
+            lambda: hw.train_step(hw.model("llama-3-8b"), H100, hw.Mesh(dp=2, ep=2), 2 * 4096, 4096),
+            ValueError,
+            "needs a mixture-of-experts",
+        ),
+        (
+            lambda: hw.train_step(LLAMA70, H100, hw.Mesh(dp=2), 4 * 4096, 4096, micro_batch_tokens=1000),
+            ValueError,
+            "must be whole sequences",
+        ),
+        (lambda: hw.group_topology("hgx", 8, 1, 64), TypeError, "cluster must be a Cluster"),
+        (lambda: hw.group_topology(H100, 8.5, 1, 64), ValueError, "size must be a whole number"),
+        (lambda: hw.group_topology(H100, 8, 1, [64]), TypeError, "n_chips must be one whole number"),
+        (lambda: hw.candidate_meshes(LLAMA70, H100, 256, "8192"), TypeError, "seq_len must be a real number"),
+        (lambda: hw.candidate_meshes("llama", H100, 256, 8192), TypeError, "model must be a ModelShape"),
+        (lambda: hw.megatron_step_flops(512, 2048, 24, -1, 51200), ValueError, "d must be > 0"),
+        (
+            lambda: hw.fsdp_threshold_tokens("llama", H100, hw.Mesh(fsdp=8), 4096),
+            TypeError,
+            "model must be a ModelShape",
+        ),
+        (lambda: hw.kv_copies(LLAMA70, 0), ValueError, "n_chips must be > 0"),
+        (lambda: hw.kv_copies("llama", 8), TypeError, "model must be a ModelShape"),
+    ],
+)
 def test_bad_input_is_named(call, error, words):
     with pytest.raises(error, match=words):
         call()
@@ -143,5 +160,6 @@ def test_megatron_bounds_stay_below_the_peak_when_counted_like_eq_3():
     assert full.compute_time_s > causal.compute_time_s
     with pytest.raises(TypeError, match="causal must be True or False"):
         hw.train_step(llama8, H100, hw.Mesh(), 4096, 4096, causal="yes")
-    assert hw.fsdp_threshold_tokens(LLAMA70, H100, hw.Mesh(fsdp=256), 1024, recompute="full") < \
-        hw.fsdp_threshold_tokens(LLAMA70, H100, hw.Mesh(fsdp=256), 1024, recompute="none")
+    assert hw.fsdp_threshold_tokens(
+        LLAMA70, H100, hw.Mesh(fsdp=256), 1024, recompute="full"
+    ) < hw.fsdp_threshold_tokens(LLAMA70, H100, hw.Mesh(fsdp=256), 1024, recompute="none")

@@ -113,14 +113,16 @@ def test_bad_input_names_the_parameter(call, error, words):
 def test_matmul_bytes_per_operand():
     # (m x k) bf16 activations @ (k x n) int8 weights -> bf16 output
     assert hw.matmul_bytes(8, 4096, 4096, rhs_bytes_per_element=1) == 8 * 4096 * 2 + 4096 * 4096 * 1 + 8 * 4096 * 2
-    assert hw.matmul_bytes(8, 4096, 4096) == hw.matmul_bytes(8, 4096, 4096, lhs_bytes_per_element=2,
-                                                             rhs_bytes_per_element=2, out_bytes_per_element=2)
+    assert hw.matmul_bytes(8, 4096, 4096) == hw.matmul_bytes(
+        8, 4096, 4096, lhs_bytes_per_element=2, rhs_bytes_per_element=2, out_bytes_per_element=2
+    )
     # int8 weights halve the batch at which a weight matmul reaches a ridge point: intensity ~ 2 m / b_weight
     h100 = hw.chip("H100-SXM")
     batches = np.arange(1, 2000)
     bf16 = batches[np.asarray(hw.matmul_intensity(batches, 8192, 8192)) >= hw.ridge_point(h100)][0]
-    int8 = batches[np.asarray(hw.matmul_intensity(batches, 8192, 8192, rhs_bytes_per_element=1))
-                   >= hw.ridge_point(h100)][0]
+    int8 = batches[
+        np.asarray(hw.matmul_intensity(batches, 8192, 8192, rhs_bytes_per_element=1)) >= hw.ridge_point(h100)
+    ][0]
     assert int8 == pytest.approx(bf16 / 2, rel=0.05)
     with pytest.raises(ValueError, match="rhs_bytes_per_element must be > 0"):
         hw.matmul_bytes(8, 8, 8, rhs_bytes_per_element=0)

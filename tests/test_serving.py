@@ -3,7 +3,8 @@ the fewest chips, the throughput bound), and every published measured run under 
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import hwlib as hw
 
@@ -88,8 +89,9 @@ def test_first_token_and_per_token_times_are_the_prefill_and_decode_steps():
     assert hw.time_to_first_token_s(LLAMA70, H100, 2048, 4, 8) == prefill.time_s
     assert hw.time_to_first_token_s(LLAMA70, H100, 2048, 4, 8, upper=True) == prefill.time_upper_s
     decode = hw.inference_step(LLAMA70, H100, np.array([1, 64]), 4096, n_chips=8, kv_dtype="fp8")
-    np.testing.assert_array_equal(hw.time_per_output_token_s(LLAMA70, H100, 4096, [1, 64], 8, kv_dtype="fp8"),
-                                  decode.time_s)
+    np.testing.assert_array_equal(
+        hw.time_per_output_token_s(LLAMA70, H100, 4096, [1, 64], 8, kv_dtype="fp8"), decode.time_s
+    )
     assert prefill.bound == "compute" and decode.bound[0] == "memory"
 
 
@@ -176,8 +178,13 @@ def test_no_measured_run_beats_its_bound():
 
 
 @settings(max_examples=60, deadline=None)
-@given(batch=st.integers(1, 4096), context=st.integers(0, 32768), new=st.integers(1, 64),
-       chips=st.sampled_from([1, 2, 4, 8]), key=st.sampled_from(["llama-3-8b", "llama-3-70b", "mixtral-8x7b"]))
+@given(
+    batch=st.integers(1, 4096),
+    context=st.integers(0, 32768),
+    new=st.integers(1, 64),
+    chips=st.sampled_from([1, 2, 4, 8]),
+    key=st.sampled_from(["llama-3-8b", "llama-3-70b", "mixtral-8x7b"]),
+)
 def test_step_properties(batch, context, new, chips, key):
     model = hw.model(key)
     step = hw.inference_step(model, H100, batch, context, new, chips)

@@ -10,9 +10,12 @@ H100 = hw.chip("H100-SXM")
 
 def test_each_sharding_splits_what_zero_says():
     params = LLAMA.params()
-    for sharding, split in (("replicated", ()), ("zero-1", ("master", "optimizer")),
-                            ("zero-2", ("master", "optimizer", "gradients")),
-                            ("zero-3", ("master", "optimizer", "gradients", "weights"))):
+    for sharding, split in (
+        ("replicated", ()),
+        ("zero-1", ("master", "optimizer")),
+        ("zero-2", ("master", "optimizer", "gradients")),
+        ("zero-3", ("master", "optimizer", "gradients", "weights")),
+    ):
         memory = hw.training_memory(LLAMA, "zero_mixed_adam", H100, 4096, sharding=sharding, n_chips=8)
         recipe = hw.recipe("zero_mixed_adam").breakdown()
         for part, per_param in recipe.items():

@@ -41,22 +41,38 @@ def _bandwidth(fabric):
 
 
 def _table_5_row(tokens, micro, n_chips, fabric):
-    return hw.training_step(4096, tokens, A100, 32, micro_batches=micro, n_chips=n_chips,
-                            fabric_bytes_per_s=_bandwidth(fabric), n_params=hw.transformer_params(4096, 32, 50000),
-                            seq_len=2048)
+    return hw.training_step(
+        4096,
+        tokens,
+        A100,
+        32,
+        micro_batches=micro,
+        n_chips=n_chips,
+        fabric_bytes_per_s=_bandwidth(fabric),
+        n_params=hw.transformer_params(4096, 32, 50000),
+        seq_len=2048,
+    )
 
 
 def _format_row(step):
     shares = step.energy_shares()
-    return (f"{step.tokens_per_step:.0f}", f"{1e3 * step.time_per_token_s:.3f}", f"{1e3 * step.energy_per_token_j:.3f}",
-            f"{100 * shares['arithmetic_j']:.1f}", f"{100 * shares['hbm_j']:.1f}", f"{100 * shares['static_j']:.1f}",
-            f"{step.intensity:.0f}", f"{step.slowdown:.2f}")
+    return (
+        f"{step.tokens_per_step:.0f}",
+        f"{1e3 * step.time_per_token_s:.3f}",
+        f"{1e3 * step.energy_per_token_j:.3f}",
+        f"{100 * shares['arithmetic_j']:.1f}",
+        f"{100 * shares['hbm_j']:.1f}",
+        f"{100 * shares['static_j']:.1f}",
+        f"{step.intensity:.0f}",
+        f"{step.slowdown:.2f}",
+    )
 
 
 def _row(steps, i):
     """Row i of a vectorised TrainingStep, as a scalar TrainingStep."""
-    values = {f.name: float(np.asarray(getattr(steps, f.name))[i]) for f in dataclasses.fields(steps)
-              if f.name != "chip"}
+    values = {
+        f.name: float(np.asarray(getattr(steps, f.name))[i]) for f in dataclasses.fields(steps) if f.name != "chip"
+    }
     return TrainingStep(chip=steps.chip, **values)
 
 
@@ -71,9 +87,17 @@ def test_table_5_over_arrays():
     micro = np.array([s[1] for s in scenarios])
     n_chips = np.array([s[2] for s in scenarios])
     bandwidth = np.array([1.0 if s[3] is None else _bandwidth(s[3]) for s in scenarios])
-    steps = hw.training_step(4096, tokens, A100, 32, micro_batches=micro, n_chips=n_chips,
-                             fabric_bytes_per_s=bandwidth, n_params=hw.transformer_params(4096, 32, 50000),
-                             seq_len=2048)
+    steps = hw.training_step(
+        4096,
+        tokens,
+        A100,
+        32,
+        micro_batches=micro,
+        n_chips=n_chips,
+        fabric_bytes_per_s=bandwidth,
+        n_params=hw.transformer_params(4096, 32, 50000),
+        seq_len=2048,
+    )
     for i, (_, printed) in enumerate(TABLE_5):
         assert _format_row(_row(steps, i)) == printed
     # the online row's intensity is 0.15, which the document's {:9.0f} prints as 0
@@ -82,7 +106,8 @@ def test_table_5_over_arrays():
 
 def test_table_5_from_the_documents_scenarios():
     assert [(s.T, s.micro_batches, s.n_chips, s.fabric) for s in doc002.SCENARIOS] == [
-        (t, m, n, FABRIC_KIND[f]) for (t, m, n, f), _ in TABLE_5]
+        (t, m, n, FABRIC_KIND[f]) for (t, m, n, f), _ in TABLE_5
+    ]
     steps = hw.regime_steps(A100)
     for i, (_, printed) in enumerate(TABLE_5):
         assert _format_row(_row(steps, i)) == printed
@@ -122,12 +147,19 @@ def test_regime_fabric_of_a_vendor_chip_is_its_clusters():
     assert fast.allreduce_time_s[3] < steps.allreduce_time_s[3]
     assert fast.allreduce_time_s[2] == steps.allreduce_time_s[2]
     with pytest.raises(ValueError, match="has no hbm_energy"):
-        steps.energy_j
+        _ = steps.energy_j
 
 
 def test_training_step_broadcasts_like_a_loop():
-    grid = hw.training_step(np.array([1024, 4096])[:, None], np.array([512, 2048, 8192]), A100, 32,
-                            micro_batches=2, n_chips=8, fabric_bytes_per_s=25e9)
+    grid = hw.training_step(
+        np.array([1024, 4096])[:, None],
+        np.array([512, 2048, 8192]),
+        A100,
+        32,
+        micro_batches=2,
+        n_chips=8,
+        fabric_bytes_per_s=25e9,
+    )
     assert np.shape(grid.time_s) == (2, 3)
     for i, d in enumerate((1024, 4096)):
         for j, tokens in enumerate((512, 2048, 8192)):

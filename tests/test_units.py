@@ -71,7 +71,13 @@ def test_bad_input_names_the_parameter(call, error, words):
 
 def test_numbers_for_people_never_use_an_exponent():
     assert [hw.format_number(x) for x in (65536, 3.14159, 0.012345, 8.55208e10, -1234.5, 0)] == [
-        "65,500", "3.14", "0.0123", "85,500,000,000", "-1,230", "0"]
+        "65,500",
+        "3.14",
+        "0.0123",
+        "85,500,000,000",
+        "-1,230",
+        "0",
+    ]
     assert hw.format_number(65536, 5) == "65,536"
     assert hw.format_quantity(819e9, "B/s") == "819 GB/s"
     assert hw.format_quantity(100e-15, "J/bit/mm") == "100 fJ/bit/mm"
@@ -84,8 +90,12 @@ def test_numbers_for_people_never_use_an_exponent():
 
 @pytest.mark.parametrize("value", [999.7, 1000, 1023.9, 0.99996, 123456.0])
 def test_formatted_quantities_never_print_an_exponent(value):
-    texts = (hw.format_bytes(value * hw.MiB), hw.format_seconds(value * 1e-3), hw.format_bytes_per_s(value * 1e9),
-             hw.format_flops_per_s(value * 1e12))
+    texts = (
+        hw.format_bytes(value * hw.MiB),
+        hw.format_seconds(value * 1e-3),
+        hw.format_bytes_per_s(value * 1e9),
+        hw.format_flops_per_s(value * 1e12),
+    )
     assert not any("e+" in text or "e-" in text for text in texts), texts
 
 

@@ -9,13 +9,19 @@ import re
 import pytest
 
 import hwlib as hw
-from hwlib.data import doc002, vendor_systems
+from hwlib.data import doc002, vendor_fabrics, vendor_systems
 from hwlib.data.records import Fabric, Sourced
 from hwlib.training import regime_fabric
 
 PER_DIRECTION = {  # key: bytes/s per device per direction
-    "nvlink3": 300e9, "nvlink4": 450e9, "nvlink5": 900e9, "ici-v5p": 600e9,
-    "ib-hdr": 25e9, "ib-ndr": 50e9, "ib-xdr": 100e9, "roce-400": 50e9,
+    "nvlink3": 300e9,
+    "nvlink4": 450e9,
+    "nvlink5": 900e9,
+    "ici-v5p": 600e9,
+    "ib-hdr": 25e9,
+    "ib-ndr": 50e9,
+    "ib-xdr": 100e9,
+    "roce-400": 50e9,
 }
 
 
@@ -70,7 +76,7 @@ def test_lookup_by_alias_and_filters():
     assert {f.key for f in hw.fabrics("vendor", "scale-out")} == {"ib-hdr", "ib-ndr", "ib-xdr", "roce-400"}
     # 0.2 keeps every fabric document 002 gives (one per GPU), not only the A100's two
     assert {f.key for f in hw.fabrics("doc002")} == {"nvlink-300", "nvlink-450", "nvlink-900", "ib-25", "ib-50"}
-    assert hw.fabrics() == (*vendor_systems.FABRICS, *doc002.FABRICS)
+    assert hw.fabrics() == (*vendor_fabrics.FABRICS, *doc002.FABRICS)
     h100 = hw.chip("H100-SXM", source="doc002")
     assert [f.key for f in hw.fabrics(source="doc002", kind="scale-out", chip=h100)] == ["ib-50"]
     assert [f.key for f in hw.fabrics(source="doc002", kind="scale-up", chip=h100)] == ["nvlink-450"]
@@ -103,13 +109,19 @@ def test_clusters():
         (lambda: hw.fabrics(chip="v5p"), TypeError, "chip must be a Chip record"),
         (lambda: hw.cluster("dgx-z100"), KeyError, "unknown cluster 'dgx-z100'"),
         (lambda: hw.cluster(None), TypeError, "key must be a cluster key string"),
-        (lambda: Fabric("x", "x", "scale-up", "vendor", hw.fabric("ndr").bandwidth, 3), ValueError,
-         "directions must be 1 or 2"),
+        (
+            lambda: Fabric("x", "x", "scale-up", "vendor", hw.fabric("ndr").bandwidth, 3),
+            ValueError,
+            "directions must be 1 or 2",
+        ),
         (lambda: Fabric("x", "x", "mesh", "vendor", hw.fabric("ndr").bandwidth, 1), ValueError, "kind must be one of"),
         (lambda: hw.Cluster("x", "x", "A100", hw.fabric("nvlink3")), TypeError, "chip must be a Chip record"),
         (lambda: hw.Cluster("x", "x", hw.chip("A100-80GB"), 300e9), TypeError, "node_fabric must be a Fabric"),
-        (lambda: hw.Cluster("x", "x", hw.chip("A100-80GB"), hw.fabric("nvlink3"), "ndr"), TypeError,
-         "network must be a Fabric record or None"),
+        (
+            lambda: hw.Cluster("x", "x", hw.chip("A100-80GB"), hw.fabric("nvlink3"), "ndr"),
+            TypeError,
+            "network must be a Fabric record or None",
+        ),
     ],
 )
 def test_bad_input_names_the_problem(call, error, words):

@@ -48,12 +48,25 @@ def test_elementwise_tax_table_has_ratio_share_and_energy():
 def test_regime_table_is_table_5():
     table = hw.regime_table(A100)
     assert list(table.index) == [s.name for s in doc002.SCENARIOS]
-    assert list(table.columns) == ["tokens/step/chip", "time (ms/token)", "energy (mJ/token)", "arithmetic (%)",
-                                   "HBM (%)", "static (%)", "intensity (FLOP/B)", "slowdown"]
-    assert [f"{v:.3f}" for v in table["energy (mJ/token)"]] == ["25337.196", "60.060", "54.548", "82.841",
-                                                                 "55.054", "51.580"]
-    assert [f"{v:.3f}" for v in table["time (ms/token)"]] == ["138.749", "0.196", "0.192", "0.675", "0.213",
-                                                               "0.155"]
+    assert list(table.columns) == [
+        "tokens/step/chip",
+        "time (ms/token)",
+        "energy (mJ/token)",
+        "arithmetic (%)",
+        "HBM (%)",
+        "static (%)",
+        "intensity (FLOP/B)",
+        "slowdown",
+    ]
+    assert [f"{v:.3f}" for v in table["energy (mJ/token)"]] == [
+        "25337.196",
+        "60.060",
+        "54.548",
+        "82.841",
+        "55.054",
+        "51.580",
+    ]
+    assert [f"{v:.3f}" for v in table["time (ms/token)"]] == ["138.749", "0.196", "0.192", "0.675", "0.213", "0.155"]
     assert [f"{v:.0f}" for v in table["intensity (FLOP/B)"]] == ["0", "237", "472", "539", "548", "549"]
     assert [f"{v:.2f}" for v in table["slowdown"]] == ["1033.76", "1.46", "1.43", "5.03", "1.59", "1.16"]
     assert [f"{v:.1f}" for v in table["static (%)"]] == ["32.9", "19.6", "21.1", "48.9", "23.2", "18.1"]
@@ -69,9 +82,13 @@ def test_tables_of_chips_without_energy_parameters_show_time_only():
     assert list(table.columns) == ["tokens/step/chip", "time (ms/token)", "intensity (FLOP/B)", "slowdown"]
     assert np.isfinite(table.to_numpy()).all()
     tax = hw.elementwise_tax_table([768, 4096], [h100, H100])
-    assert list(tax.columns) == [(h100.label, "time ratio"), (h100.label, "time share (%)"),
-                                 (H100.label, "time ratio"), (H100.label, "time share (%)"),
-                                 (H100.label, "energy ratio (%)")]
+    assert list(tax.columns) == [
+        (h100.label, "time ratio"),
+        (h100.label, "time share (%)"),
+        (H100.label, "time ratio"),
+        (H100.label, "time share (%)"),
+        (H100.label, "energy ratio (%)"),
+    ]
     balance = hw.balance_table([hw.chip("v5e"), A100])
     assert np.isnan(balance.loc["TPU v5e", "energy balance (FLOP/B)"])
     assert balance.loc["TPU v5e", "on-chip memory (MB)"] == hw.chip("v5e").on_chip_bytes / 1e6

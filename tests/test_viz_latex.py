@@ -42,13 +42,34 @@ def test_other_objects_get_no_latex_form(shell):
     assert latex_form(object()) is None
 
 
+def test_import_hwlib_registers_nothing_and_the_books_style_does():
+    """``import hwlib`` has no side effect on IPython's display; a chapter's ``hw.use_book_style()`` adds the
+    tables' LaTeX form."""
+    import subprocess
+    import sys
+
+    code = (
+        "from IPython.core.interactiveshell import InteractiveShell\n"
+        "shell = InteractiveShell.instance()\n"
+        "latex = shell.display_formatter.formatters['text/latex']\n"
+        "import pandas as pd, hwlib as hw\n"
+        "frame = pd.DataFrame({'x': [1]})\n"
+        "print(latex(frame) is None)\n"
+        "hw.use_book_style()\n"
+        "print(latex(frame).startswith('% hwlib table'))\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.stdout.split() == ["True", "True"], result.stderr
+
+
 def test_register_without_ipython_is_a_no_op():
     assert register_latex_forms(object()) is False
 
 
 def test_special_characters_are_escaped():
     assert latex_escape("50% of a_b & c #1 {x} ~ ^ \\ $") == (
-        r"50\% of a\_b \& c \#1 \{x\} \textasciitilde{} \textasciicircum{} \textbackslash{} \$")
+        r"50\% of a\_b \& c \#1 \{x\} \textasciitilde{} \textasciicircum{} \textbackslash{} \$"
+    )
     assert latex_escape("--input") == "-{}-input"
     assert latex_escape("96 GiB 的實體") == r"96 GiB \hwcjk{的實體}"
 

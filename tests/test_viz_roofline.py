@@ -30,7 +30,9 @@ def test_chip_table_shows_the_capacity_a_program_sees():
     table = hw.chip_table([hw.chip("H100"), hw.chip("v5p")])
     assert table.loc["H100-SXM", "HBM as printed"] == "80 GB"
     assert table.loc["H100-SXM", "HBM a program sees (GiB)"] == 81559 / 1024
-    assert table.loc["TPU v5p", "HBM as printed"] == "95 GiB" and table.loc["TPU v5p", "HBM a program sees (GiB)"] == 95.0
+    assert (
+        table.loc["TPU v5p", "HBM as printed"] == "95 GiB" and table.loc["TPU v5p", "HBM a program sees (GiB)"] == 95.0
+    )
     assert list(hw.chip_table([hw.chip("H100")], dtype="fp8").columns)[0] == "fp8 peak (TFLOP/s)"
 
 

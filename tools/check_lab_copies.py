@@ -29,8 +29,7 @@ _FINAL = "__import__('hwlib.viz.glue', fromlist=['GLUED']).GLUED"
 
 
 def _run(client, code: str, **options) -> dict:
-    reply = client.execute_interactive(code, timeout=600, store_history=False, output_hook=lambda msg: None,
-                                       **options)
+    reply = client.execute_interactive(code, timeout=600, store_history=False, output_hook=lambda msg: None, **options)
     return reply["content"]
 
 
@@ -54,8 +53,11 @@ def check_notebook(path: Path) -> tuple[int, list[str]]:
                     content = _run(client, "", user_expressions={str(i): e for i, e in enumerate(expressions)})
                     for i, expression in enumerate(expressions):
                         result = content["user_expressions"][str(i)]
-                        shown = result["data"]["text/plain"] if result["status"] == "ok" else \
-                            f"{result['ename']}: {result['evalue']}"
+                        shown = (
+                            result["data"]["text/plain"]
+                            if result["status"] == "ok"
+                            else f"{result['ename']}: {result['evalue']}"
+                        )
                         seen.append((index, expression, shown))
         final = _run(client, "", user_expressions={"glued": f"dict({_FINAL})"})["user_expressions"]["glued"]
         glued = eval(final["data"]["text/plain"])  # a dict of str -> str, printed by the kernel  # noqa: S307
@@ -78,8 +80,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "lab", help="where the lab copies are")
     parser.add_argument("chapters", nargs="*", help="chapter names (default: every copy under --out)")
     args = parser.parse_args(argv)
-    paths = [args.out / "book" / f"{name}.ipynb" for name in args.chapters] or \
-        sorted((args.out / "book").rglob("*.ipynb"))
+    paths = [args.out / "book" / f"{name}.ipynb" for name in args.chapters] or sorted(
+        (args.out / "book").rglob("*.ipynb")
+    )
     failed = 0
     for path in paths:
         count, problems = check_notebook(path)

@@ -17,8 +17,17 @@ import subprocess
 import sys
 from pathlib import Path
 
-REPRS = ("<pandas.io.formats.style.Styler", "VBox(children", "HBox(", "object at 0x",
-         "<Figure size", "<IPython.core", "<matplotlib.", "interactive(children", "Output()")
+REPRS = (
+    "<pandas.io.formats.style.Styler",
+    "VBox(children",
+    "HBox(",
+    "object at 0x",
+    "<Figure size",
+    "<IPython.core",
+    "<matplotlib.",
+    "interactive(children",
+    "Output()",
+)
 """Text that only a Python repr prints."""
 
 CONTINUATION = "\u21aa"  # the mark Sphinx sets where it breaks a long line of code or output
@@ -26,8 +35,9 @@ CONTINUATION = "\u21aa"  # the mark Sphinx sets where it breaks a long line of c
 
 def pages_text(pdf: Path) -> list[str]:
     """The text of each page, its lines joined, Sphinx's line-break marks removed."""
-    text = subprocess.run(["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True,
-                          check=True).stdout
+    text = subprocess.run(
+        ["pdftotext", "-enc", "UTF-8", str(pdf), "-"], capture_output=True, text=True, check=True
+    ).stdout
     return [joined(page) + "\n" + page for page in text.split("\f")]
 
 
@@ -43,7 +53,7 @@ def repr_problems(pages: list[str]) -> list[str]:
         for pattern in REPRS:
             at = text.find(pattern)
             if at >= 0:
-                snippet = " ".join(text[max(at - 40, 0):at + 60].split())
+                snippet = " ".join(text[max(at - 40, 0) : at + 60].split())
                 found.append(f"page {number}: a Python repr ({pattern!r}): ...{snippet}...")
                 break
     return found
@@ -56,8 +66,12 @@ def page_count(pdf: Path) -> int:
 
 def bookmarks(pdf: Path) -> int:
     """How many entries the PDF's outline has (hyperref writes one from the table of contents)."""
-    xml = subprocess.run(["pdftohtml", "-xml", "-stdout", "-i", "-q", "-f", "1", "-l", "1", str(pdf)],
-                         capture_output=True, text=True, check=True).stdout
+    xml = subprocess.run(
+        ["pdftohtml", "-xml", "-stdout", "-i", "-q", "-f", "1", "-l", "1", str(pdf)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     return xml.count("<item")
 
 
@@ -74,8 +88,14 @@ def problems(pdf: Path, min_pages: int, max_pages: int) -> list[str]:
     found += repr_problems(pages_text(pdf))
     log = pdf.with_suffix(".log")
     if log.exists():
-        missing = sorted(set(re.findall(r"Missing character: There is no (.+?) in font ([^!\n]+)",
-                                        log.read_text(encoding="utf-8", errors="replace"))))
+        missing = sorted(
+            set(
+                re.findall(
+                    r"Missing character: There is no (.+?) in font ([^!\n]+)",
+                    log.read_text(encoding="utf-8", errors="replace"),
+                )
+            )
+        )
         found += [f"missing glyph {char} in font {font} (see {log})" for char, font in missing]
     return found
 

@@ -49,9 +49,11 @@ HIDDEN_SOURCE = {"remove-cell", "remove-input", "hide-cell", "hide-input"}
 HIDDEN_OUTPUT = {"remove-cell", "remove-output", "hide-cell", "hide-output"}
 SETUP_CODE = "import hwlib as hw  # for the numbers in the prose: make lab's copy runs this first"
 """The lab copy's first code cell, so that a paragraph above the chapter's own first cell can be evaluated."""
-LAB_NOTE = ("*This is the JupyterLab copy of `{source}` that `make lab` wrote: run the cells (Run > Run All "
-            "Cells) for live explorers; the numbers in the prose are computed in this kernel. Edits here stay "
-            "in this copy; the book is built from `{source}`.*")
+LAB_NOTE = (
+    "*This is the JupyterLab copy of `{source}` that `make lab` wrote: run the cells (Run > Run All "
+    "Cells) for live explorers; the numbers in the prose are computed in this kernel. Edits here stay "
+    "in this copy; the book is built from `{source}`.*"
+)
 
 
 def _closing(text: str, ticks: str, start: int) -> int:
@@ -76,7 +78,7 @@ def _inline_pieces(text: str) -> Iterator[tuple[str, str, str]]:
     while i < len(text):
         char = text[i]
         if char == "\\":
-            plain.append(text[i:i + 2])
+            plain.append(text[i : i + 2])
             i += 2
             continue
         role = _ROLE.match(text, i) if char == "{" else None
@@ -87,14 +89,14 @@ def _inline_pieces(text: str) -> Iterator[tuple[str, str, str]]:
                     yield "text", "".join(plain), ""
                     plain = []
                 end = close + len(role.group(2))
-                yield "role", text[i:end], role.group(1) + "\0" + text[role.end():close]
+                yield "role", text[i:end], role.group(1) + "\0" + text[role.end() : close]
                 i = end
                 continue
         if char == "`":
             run = len(text[i:]) - len(text[i:].lstrip("`"))
             close = _closing(text, "`" * run, i + run)
             if close != -1:
-                plain.append(text[i:close + run])
+                plain.append(text[i : close + run])
                 i = close + run
                 continue
             plain.append("`" * run)
@@ -134,8 +136,8 @@ def _prose_blocks(markdown: str) -> Iterator[tuple[bool, str]]:
             if not in_code:
                 code = not info.startswith("{") or info in _CODE_DIRECTIVES
                 open_fences.append((fence, code))
-                add(False, line[:match.end()])
-                add(not code, line[match.end():])
+                add(False, line[: match.end()])
+                add(not code, line[match.end() :])
                 continue
         add(not in_code, line)
     return iter(blocks)
@@ -193,8 +195,9 @@ def lab_markdown(markdown: str, values: dict[str, str] | None = None) -> str:
             continue
         for kind, raw, extra in _inline_pieces(block):
             name, _, content = extra.partition("\0")
-            out.append(f"{{eval}}`{eval_expression(name, content, values)}`"
-                       if kind == "role" and name in GLUE_ROLES else raw)
+            out.append(
+                f"{{eval}}`{eval_expression(name, content, values)}`" if kind == "role" and name in GLUE_ROLES else raw
+            )
     return "".join(out)
 
 
@@ -216,8 +219,11 @@ def glued_values(executed: Path, source_notebook: nbformat.NotebookNode) -> dict
         return None  # built before hwlib last changed
     if _code(nbformat.read(notebook, as_version=4)) != _code(source_notebook):
         return None
-    return {name: output["data"]["text/plain"] for name, output in json.loads(glue.read_text()).items()
-            if "text/plain" in output.get("data", {})}
+    return {
+        name: output["data"]["text/plain"]
+        for name, output in json.loads(glue.read_text()).items()
+        if "text/plain" in output.get("data", {})
+    }
 
 
 def run_chapter(source: Path) -> dict[str, str]:
@@ -230,10 +236,18 @@ def run_chapter(source: Path) -> dict[str, str]:
         for index, code in enumerate(_code(jupytext.read(source))):
             reply = client.execute_interactive(code, timeout=600, store_history=False, output_hook=lambda msg: None)
             if reply["content"]["status"] != "ok":
-                raise RuntimeError(f"{source.name}: code cell {index} fails: {reply['content'].get('ename')}: "
-                                   f"{reply['content'].get('evalue')}")
-        reply = client.execute_interactive("", store_history=False, output_hook=lambda msg: None, user_expressions={
-            "glued": "__import__('json').dumps(__import__('hwlib.viz.glue', fromlist=['GLUED']).GLUED)"})
+                raise RuntimeError(
+                    f"{source.name}: code cell {index} fails: {reply['content'].get('ename')}: "
+                    f"{reply['content'].get('evalue')}"
+                )
+        reply = client.execute_interactive(
+            "",
+            store_history=False,
+            output_hook=lambda msg: None,
+            user_expressions={
+                "glued": "__import__('json').dumps(__import__('hwlib.viz.glue', fromlist=['GLUED']).GLUED)"
+            },
+        )
         return json.loads(ast.literal_eval(reply["content"]["user_expressions"]["glued"]["data"]["text/plain"]))
     finally:
         client.stop_channels()
@@ -267,8 +281,7 @@ def _hide(cell: nbformat.NotebookNode) -> None:
         cell.metadata["jupyter"] = {**cell.metadata.get("jupyter", {}), **jupyter}
 
 
-def lab_notebook(source: Path, book: Path, values: dict[str, str] | None = None
-                 ) -> tuple[nbformat.NotebookNode, int]:
+def lab_notebook(source: Path, book: Path, values: dict[str, str] | None = None) -> tuple[nbformat.NotebookNode, int]:
     """The lab copy of the chapter ``source`` and the number of glue roles rewritten; with the chapter's
     glued ``values`` (``text/plain`` by name), each Markdown cell carries its numbers already."""
     notebook = jupytext.read(source)
@@ -291,8 +304,16 @@ def lab_notebook(source: Path, book: Path, values: dict[str, str] | None = None
                 if expression in seen or key not in values:
                     continue
                 seen.add(expression)
-                results.append({"expression": expression, "result": {
-                    "status": "ok", "data": {"text/plain": format_glued_text(values[key], fmt)}, "metadata": {}}})
+                results.append(
+                    {
+                        "expression": expression,
+                        "result": {
+                            "status": "ok",
+                            "data": {"text/plain": format_glued_text(values[key], fmt)},
+                            "metadata": {},
+                        },
+                    }
+                )
             cell.metadata["user_expressions"] = results
     relative = source.relative_to(book.parent).as_posix()
     setup = nbformat.v4.new_code_cell(SETUP_CODE, metadata={"jupyter": {"source_hidden": True}})
@@ -303,12 +324,16 @@ def lab_notebook(source: Path, book: Path, values: dict[str, str] | None = None
 
 def chapters(book: Path) -> list[Path]:
     """The book's notebooks: its MyST Markdown files whose header declares a kernel."""
-    return sorted(path for path in book.rglob("*.md")
-                  if "_build" not in path.parts and "kernelspec:" in path.read_text(encoding="utf-8")[:2000])
+    return sorted(
+        path
+        for path in book.rglob("*.md")
+        if "_build" not in path.parts and "kernelspec:" in path.read_text(encoding="utf-8")[:2000]
+    )
 
 
-def write_lab_copies(book: Path, out: Path, executed: Path | None = None, execute: bool = True,
-                     log=print) -> list[tuple[Path, int, str]]:
+def write_lab_copies(
+    book: Path, out: Path, executed: Path | None = None, execute: bool = True, log=print
+) -> list[tuple[Path, int, str]]:
     """Write every chapter's lab copy under ``out`` (same folders as under the repository), with the book's
     images beside them. Each copy's numbers come from the last build (``executed``) where it ran this code,
     else from running the chapter once (``execute``; kept under ``out/.glued``), else from its kernel only.
@@ -318,8 +343,9 @@ def write_lab_copies(book: Path, out: Path, executed: Path | None = None, execut
         relative = source.relative_to(book.parent)
         target = (out / relative).with_suffix(".ipynb")
         target.parent.mkdir(parents=True, exist_ok=True)
-        values = None if executed is None else glued_values((executed / relative).with_suffix(""),
-                                                            jupytext.read(source))
+        values = (
+            None if executed is None else glued_values((executed / relative).with_suffix(""), jupytext.read(source))
+        )
         origin = "build" if values is not None else ""
         if values is None and execute and "{glue" in source.read_text(encoding="utf-8"):
             try:
@@ -340,18 +366,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--book", type=Path, default=ROOT / "book", help="the chapters' folder (default: book)")
     parser.add_argument("--out", type=Path, default=ROOT / "_build" / "lab", help="where the copies go")
-    parser.add_argument("--executed", type=Path, default=ROOT / "_build" / "jupyter_execute",
-                        help="the last build's executed notebooks, for numbers before a cell is run")
-    parser.add_argument("--no-execute", action="store_true",
-                        help="do not run a chapter the last build did not run as it is now")
+    parser.add_argument(
+        "--executed",
+        type=Path,
+        default=ROOT / "_build" / "jupyter_execute",
+        help="the last build's executed notebooks, for numbers before a cell is run",
+    )
+    parser.add_argument(
+        "--no-execute", action="store_true", help="do not run a chapter the last build did not run as it is now"
+    )
     args = parser.parse_args(argv)
-    written = write_lab_copies(args.book.resolve(), args.out.resolve(), args.executed.resolve(),
-                               execute=not args.no_execute)
+    written = write_lab_copies(
+        args.book.resolve(), args.out.resolve(), args.executed.resolve(), execute=not args.no_execute
+    )
     origins = [origin for _, _, origin in written]
     roles = sum(count for _, count, _ in written)
-    print(f"lab copies: {len(written)} chapters, {roles} glue roles as {{eval}} expressions, in {args.out}; "
-          f"numbers filled in from the last build for {origins.count('build')}, from running the chapter for "
-          f"{origins.count('run')}")
+    print(
+        f"lab copies: {len(written)} chapters, {roles} glue roles as {{eval}} expressions, in {args.out}; "
+        f"numbers filled in from the last build for {origins.count('build')}, from running the chapter for "
+        f"{origins.count('run')}"
+    )
     return 0
 
 

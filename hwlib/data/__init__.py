@@ -2,9 +2,10 @@
 
 Each record kind has a singular lookup that raises a KeyError with close matches, and a plural
 listing: ``chip``/``chips``, ``fabric``/``fabrics``, ``cluster``/``clusters``, ``model``/``models``,
-``recipe``/``recipes``, ``deployment``/``deployments``. The sources are ``vendor_chips`` and
-``vendor_systems`` (vendors' pages), ``literature`` (papers), ``model_shapes`` (published model
-shapes), ``doc000`` and ``doc002`` (the two source documents).
+``recipe``/``recipes``, ``deployment``/``deployments``. The sources are ``vendor_tpus`` and
+``vendor_gpus`` (gathered in ``vendor_chips``), ``vendor_fabrics`` and ``vendor_systems`` (vendors'
+pages), ``literature`` (papers), ``model_shapes`` (published model shapes), ``doc000`` and ``doc002``
+(the two source documents).
 """
 
 from __future__ import annotations
@@ -14,7 +15,17 @@ import re
 from collections.abc import Iterable
 
 from hwlib._checks import describe, one_of, positive
-from hwlib.data import doc000, doc002, literature, model_shapes, serving_measurements, training_measurements, vendor_chips, vendor_systems
+from hwlib.data import (
+    doc000,
+    doc002,
+    literature,
+    model_shapes,
+    serving_measurements,
+    training_measurements,
+    vendor_chips,
+    vendor_fabrics,
+    vendor_systems,
+)
 from hwlib.data.records import (
     READ_ON,
     SOURCES,
@@ -26,13 +37,13 @@ from hwlib.data.records import (
     Scenario,
     ServingRun,
     Sourced,
-    TrainingRun,
     TrainingRecipe,
+    TrainingRun,
     require_chip,
 )
 
 _CHIPS: tuple[Chip, ...] = (*vendor_chips.CHIPS, *doc000.CHIPS, *doc002.CHIPS)
-_FABRICS: tuple[Fabric, ...] = (*vendor_systems.FABRICS, *doc002.FABRICS)
+_FABRICS: tuple[Fabric, ...] = (*vendor_fabrics.FABRICS, *doc002.FABRICS)
 _CLUSTERS: tuple[Cluster, ...] = (*doc002.CLUSTERS, *vendor_systems.CLUSTERS)
 _MODELS: tuple[ModelShape, ...] = (*model_shapes.MODELS, *doc000.MODELS, doc002.MODEL)
 _RECIPES: tuple[TrainingRecipe, ...] = (literature.RECIPES[0], doc000.MIXED_BF16, *literature.RECIPES[1:])
@@ -45,8 +56,9 @@ def normalise_name(name: str) -> str:
     return re.sub(r"^(google|nvidia|amd)", "", text).removeprefix("tpu") or text
 
 
-def _find(kind: str, name: object, records: Iterable, names_of, source: str | None = None,
-          parameter: str = "name") -> object:
+def _find(
+    kind: str, name: object, records: Iterable, names_of, source: str | None = None, parameter: str = "name"
+) -> object:
     if not isinstance(name, str):
         raise TypeError(f"{parameter} must be a {kind} {parameter} string, got {name!r}")
     records = tuple(records)
@@ -100,9 +112,13 @@ def fabrics(source: str | None = None, kind: str | None = None, chip: Chip | Non
     if kind is not None:
         one_of("kind", kind, ("scale-up", "scale-out"))
     key = None if chip is None else require_chip(chip).key
-    return tuple(r for r in _FABRICS
-                 if (source is None or r.source == source) and (kind is None or r.kind == kind)
-                 and (key is None or not r.chip_keys or key in r.chip_keys))
+    return tuple(
+        r
+        for r in _FABRICS
+        if (source is None or r.source == source)
+        and (kind is None or r.kind == kind)
+        and (key is None or not r.chip_keys or key in r.chip_keys)
+    )
 
 
 def _given(name: str, value: object, unit: str) -> Sourced | None:
@@ -115,11 +131,20 @@ def _given(name: str, value: object, unit: str) -> Sourced | None:
     return Sourced(float(value), unit, "given", READ_ON, note="given inline by the reader")
 
 
-def custom_chip(name: str, *, peak_flops_per_s: float | dict[str, float], hbm_bytes_per_s: float,
-                hbm_bytes: float, on_chip_bytes: float | None = None, tdp_w: float | None = None,
-                static_power_w: float | None = None, hbm_energy_j_per_byte: float | None = None,
-                flop_energy_j: float | None = None, ici_link_bytes_per_s: float | None = None,
-                ici_links: int | None = None) -> Chip:
+def custom_chip(
+    name: str,
+    *,
+    peak_flops_per_s: float | dict[str, float],
+    hbm_bytes_per_s: float,
+    hbm_bytes: float,
+    on_chip_bytes: float | None = None,
+    tdp_w: float | None = None,
+    static_power_w: float | None = None,
+    hbm_energy_j_per_byte: float | None = None,
+    flop_energy_j: float | None = None,
+    ici_link_bytes_per_s: float | None = None,
+    ici_links: int | None = None,
+) -> Chip:
     """A chip from numbers stated inline (an exercise's inputs, a reader's own assumptions).
 
     ``peak_flops_per_s`` is the dense BF16 peak (FLOP/s), or a mapping from dtype to peak;
@@ -131,20 +156,36 @@ def custom_chip(name: str, *, peak_flops_per_s: float | dict[str, float], hbm_by
     peaks = peak_flops_per_s if isinstance(peak_flops_per_s, dict) else {"bf16": peak_flops_per_s}
     if not peaks:
         raise ValueError("peak_flops_per_s must give at least one dtype's peak, got {}")
-    fields = dict(hbm_visible=None, on_chip=_given("on_chip_bytes", on_chip_bytes, "B"),
-                  tdp=_given("tdp_w", tdp_w, "W"), static_power=_given("static_power_w", static_power_w, "W"),
-                  hbm_energy=_given("hbm_energy_j_per_byte", hbm_energy_j_per_byte, "J/B"),
-                  flop_energy=_given("flop_energy_j", flop_energy_j, "J/FLOP"),
-                  ici_link_bandwidth=_given("ici_link_bytes_per_s", ici_link_bytes_per_s, "B/s"),
-                  ici_links=_given("ici_links", ici_links, "links"))
-    return Chip(key=normalise_name(name), name=name, vendor="", source="given",
-                hbm=_given("hbm_bytes", hbm_bytes, "B"), hbm_bandwidth=_given("hbm_bytes_per_s", hbm_bytes_per_s, "B/s"),
-                peak_flops={dtype: _given(f"peak_flops_per_s[{dtype!r}]", value, "FLOP/s")
-                            for dtype, value in peaks.items()}, **fields)
+    fields = dict(
+        hbm_visible=None,
+        on_chip=_given("on_chip_bytes", on_chip_bytes, "B"),
+        tdp=_given("tdp_w", tdp_w, "W"),
+        static_power=_given("static_power_w", static_power_w, "W"),
+        hbm_energy=_given("hbm_energy_j_per_byte", hbm_energy_j_per_byte, "J/B"),
+        flop_energy=_given("flop_energy_j", flop_energy_j, "J/FLOP"),
+        ici_link_bandwidth=_given("ici_link_bytes_per_s", ici_link_bytes_per_s, "B/s"),
+        ici_links=_given("ici_links", ici_links, "links"),
+    )
+    return Chip(
+        key=normalise_name(name),
+        name=name,
+        vendor="",
+        source="given",
+        hbm=_given("hbm_bytes", hbm_bytes, "B"),
+        hbm_bandwidth=_given("hbm_bytes_per_s", hbm_bytes_per_s, "B/s"),
+        peak_flops={dtype: _given(f"peak_flops_per_s[{dtype!r}]", value, "FLOP/s") for dtype, value in peaks.items()},
+        **fields,
+    )
 
 
-def custom_fabric(name: str, *, bytes_per_s: float, kind: str = "scale-up", domain_size: int | None = None,
-                  latency_s: float | None = None) -> Fabric:
+def custom_fabric(
+    name: str,
+    *,
+    bytes_per_s: float,
+    kind: str = "scale-up",
+    domain_size: int | None = None,
+    latency_s: float | None = None,
+) -> Fabric:
     """A fabric from numbers stated inline: ``bytes_per_s`` per chip per direction (B/s).
 
     ``domain_size`` is the chips one scale-up domain joins (None: unbounded); ``latency_s``
@@ -153,10 +194,16 @@ def custom_fabric(name: str, *, bytes_per_s: float, kind: str = "scale-up", doma
     if not isinstance(name, str) or not name.strip():
         raise TypeError(f"name must be a non-empty string, got {describe(name)}")
     one_of("kind", kind, ("scale-up", "scale-out"))
-    return Fabric(key=normalise_name(name), name=name, kind=kind, source="given",
-                  bandwidth=_given("bytes_per_s", bytes_per_s, "B/s"), directions=1,
-                  domain_size=_given("domain_size", domain_size, "chips"),
-                  latency=_given("latency_s", latency_s, "s"))
+    return Fabric(
+        key=normalise_name(name),
+        name=name,
+        kind=kind,
+        source="given",
+        bandwidth=_given("bytes_per_s", bytes_per_s, "B/s"),
+        directions=1,
+        domain_size=_given("domain_size", domain_size, "chips"),
+        latency=_given("latency_s", latency_s, "s"),
+    )
 
 
 def cluster(key: str) -> Cluster:
@@ -231,7 +278,35 @@ def serving_runs() -> tuple[ServingRun, ...]:
 
 
 __all__ = [
-    "Chip", "Cluster", "Deployment", "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe", "TrainingRun",
-    "chip", "chips", "cluster", "clusters", "custom_chip", "custom_fabric", "deployment", "deployments", "doc000", "doc002", "fabric",
-    "fabrics", "literature", "model", "models", "recipe", "recipes", "serving_measurements", "serving_runs", "training_measurements", "training_runs",
+    "Chip",
+    "Cluster",
+    "Deployment",
+    "Fabric",
+    "ModelShape",
+    "Scenario",
+    "ServingRun",
+    "Sourced",
+    "TrainingRecipe",
+    "TrainingRun",
+    "chip",
+    "chips",
+    "cluster",
+    "clusters",
+    "custom_chip",
+    "custom_fabric",
+    "deployment",
+    "deployments",
+    "doc000",
+    "doc002",
+    "fabric",
+    "fabrics",
+    "literature",
+    "model",
+    "models",
+    "recipe",
+    "recipes",
+    "serving_measurements",
+    "serving_runs",
+    "training_measurements",
+    "training_runs",
 ]

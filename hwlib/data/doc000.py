@@ -8,7 +8,7 @@ budgeting that the chapters "Rooflines and ridge points", "HBM budgets for train
 from __future__ import annotations
 
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, cite
-from hwlib.units import GB, GiB, TERA
+from hwlib.units import GB, TERA, GiB
 
 FILE = "000_dfa9af1fd73ea27d.txt"
 """The document's file name, the one place it is spelled."""
@@ -19,7 +19,10 @@ _BUDGET = f"{FILE} (estimate_memory_gib)"
 
 def _tpu(key: str, name: str, hbm_gib: float, bw_gbs: float, bf16_tflops: float) -> Chip:
     return Chip(
-        key=key, name=name, vendor="Google", source="doc000",
+        key=key,
+        name=name,
+        vendor="Google",
+        source="doc000",
         hbm=_SPECS(hbm_gib * GiB, "B", f'"hbm_gib": {hbm_gib}'),
         hbm_bandwidth=_SPECS(bw_gbs * GB, "B/s", f'"bw_gbs": {bw_gbs}'),
         peak_flops={"bf16": _SPECS(bf16_tflops * TERA, "FLOP/s", f'"bf16_tflops": {bf16_tflops}')},
@@ -55,21 +58,48 @@ KV_TOKENS_1P5B = 4096
 """``kv_tokens=4096`` of the notebook's second budget."""
 
 MIXED_BF16 = TrainingRecipe(
-    key="doc000_mixed_bf16", label="document 000 'mixed bf16'", weights=2, gradients=4, master=4, optimizer=8,
-    parts={"weights": "bf16 weights", "gradients": "fp32 gradients",
-           "master": "fp32 master weights", "optimizer": "fp32 Adam m and v"},
+    key="doc000_mixed_bf16",
+    label="document 000 'mixed bf16'",
+    weights=2,
+    gradients=4,
+    master=4,
+    optimizer=8,
+    parts={
+        "weights": "bf16 weights",
+        "gradients": "fp32 gradients",
+        "master": "fp32 master weights",
+        "optimizer": "fp32 Adam m and v",
+    },
     source=f"{_BUDGET}: 'mixed_bf16_train_state' uses 18 bytes per parameter",
-    note="The document's label; ZeRO's mixed-precision Adam keeps 16-bit gradients (16 B/param).")
+    note="The document's label; ZeRO's mixed-precision Adam keeps 16-bit gradients (16 B/param).",
+)
 
-_GEOMETRY_NOTE = ("Document 000 gives only layers=32, kv_heads=8, head_dim=128 and params_billions; it uses "
-                  "the same geometry for its 7B and its 1.5B model.")
+_GEOMETRY_NOTE = (
+    "Document 000 gives only layers=32, kv_heads=8, head_dim=128 and params_billions; it uses "
+    "the same geometry for its 7B and its 1.5B model."
+)
 _COUNT = cite(f"{_BUDGET} defaults")
 
 MODELS: tuple[ModelShape, ...] = (
-    ModelShape(key="doc000-7b", name="document 000, 7B", n_layers=32, n_kv_heads=8, head_dim=128,
-               n_params=_COUNT(PARAMS_7B, "parameters", "params_billions=7.0"), source=_BUDGET, note=_GEOMETRY_NOTE),
-    ModelShape(key="doc000-1.5b", name="document 000, 1.5B", n_layers=32, n_kv_heads=8, head_dim=128,
-               n_params=_COUNT(PARAMS_1P5B, "parameters", "params_billions=1.5"), source=_BUDGET,
-               note=_GEOMETRY_NOTE),
+    ModelShape(
+        key="doc000-7b",
+        name="document 000, 7B",
+        n_layers=32,
+        n_kv_heads=8,
+        head_dim=128,
+        n_params=_COUNT(PARAMS_7B, "parameters", "params_billions=7.0"),
+        source=_BUDGET,
+        note=_GEOMETRY_NOTE,
+    ),
+    ModelShape(
+        key="doc000-1.5b",
+        name="document 000, 1.5B",
+        n_layers=32,
+        n_kv_heads=8,
+        head_dim=128,
+        n_params=_COUNT(PARAMS_1P5B, "parameters", "params_billions=1.5"),
+        source=_BUDGET,
+        note=_GEOMETRY_NOTE,
+    ),
 )
 """The KV geometry of ``estimate_memory_gib``, one record per model size it is used for."""

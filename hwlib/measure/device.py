@@ -162,8 +162,15 @@ def device_info() -> DeviceInfo:
         except Exception:  # some backends do not report memory
             stats = {}
         memory = float(stats["bytes_limit"]) if stats.get("bytes_limit") else None
-    return DeviceInfo(platform=platform, device_kind=kind, device_count=jax.device_count(),
-                      cpu_cores=_cpu_cores(), cpu=_read_cpuinfo(), memory_bytes=memory, catalogue_key=key)
+    return DeviceInfo(
+        platform=platform,
+        device_kind=kind,
+        device_count=jax.device_count(),
+        cpu_cores=_cpu_cores(),
+        cpu=_read_cpuinfo(),
+        memory_bytes=memory,
+        catalogue_key=key,
+    )
 
 
 def cpu_peak_flops_per_s(cores: Number, clock_hz: Number, fp32_lanes: Number, fma_units: Number) -> Number:
@@ -210,8 +217,10 @@ def theoretical_peaks(info: DeviceInfo, dtype: str = "fp32") -> dict[str, float]
         estimate = estimated_cpu_peak(info, (1, 2)) if dtype == "fp32" else None
         if estimate is None:
             return {}
-        return {f"estimated {dtype} peak, {units} FMA unit{'s' if units > 1 else ''} per core": float(value)
-                for units, value in zip((1, 2), estimate)}
+        return {
+            f"estimated {dtype} peak, {units} FMA unit{'s' if units > 1 else ''} per core": float(value)
+            for units, value in zip((1, 2), estimate)
+        }
     if info.catalogue_key is None:
         return {}
     vendor = chip(info.catalogue_key)
@@ -254,10 +263,18 @@ def measurement_plan(platform: str | None = None) -> MeasurePlan:
     if platform == "cpu":
         cache, memory = _last_level_cache_bytes(), _physical_memory()
         stream = max(64 * MiB, 2 * cache) if cache else 256 * MiB
-        reason = (f"2 x last-level cache ({cache / MiB:,.0f} MiB), at least 64 MiB" if cache
-                  else "last-level cache size unknown: 256 MiB")
+        reason = (
+            f"2 x last-level cache ({cache / MiB:,.0f} MiB), at least 64 MiB"
+            if cache
+            else "last-level cache size unknown: 256 MiB"
+        )
         if memory and stream > memory / 16:
             stream, reason = memory / 16, reason + ", capped at 1/16 of the memory"
         return MeasurePlan("cpu", (32, 64, 128, 256, 512, 1024), int(stream // 64 * 64), 7, reason)
-    return MeasurePlan(platform, (64, 256, 512, 1024, 2048, 4096, 8192), int(GiB), 10,
-                       "1 GiB: several times any accelerator's on-chip cache")
+    return MeasurePlan(
+        platform,
+        (64, 256, 512, 1024, 2048, 4096, 8192),
+        int(GiB),
+        10,
+        "1 GiB: several times any accelerator's on-chip cache",
+    )

@@ -66,5 +66,7 @@ def compiled_cost(compiled: object) -> XlaCost:
     entries = cost if isinstance(cost, (list, tuple)) else [cost]
     if not entries or any(not isinstance(entry, dict) for entry in entries):
         raise RuntimeError(f"this JAX backend gives no cost analysis (got {cost!r})")
-    return XlaCost(flops=float(sum(entry.get("flops", 0.0) for entry in entries)),
-                   bytes_accessed=float(sum(entry.get("bytes accessed", 0.0) for entry in entries)))
+    return XlaCost(
+        flops=float(sum(entry.get("flops", 0.0) for entry in entries)),
+        bytes_accessed=float(sum(entry.get("bytes accessed", 0.0) for entry in entries)),
+    )

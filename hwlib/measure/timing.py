@@ -152,16 +152,24 @@ def measure_matmul(m: int, k: int, n: int, dtype: str = "fp32", repeats: int = 5
     jax, _ = load_jax()
     operands = _matmul_operands(rows, inner, cols, dtype)
     times = _time(matmul_kernel(dtype), operands, count, chained=False)
-    return Measurement("matmul", dtype, (rows, inner, cols), float(matmul_flops(rows, inner, cols)),
-                       float(matmul_bytes(rows, inner, cols, dtype_bytes(dtype))), times)
+    return Measurement(
+        "matmul",
+        dtype,
+        (rows, inner, cols),
+        float(matmul_flops(rows, inner, cols)),
+        float(matmul_bytes(rows, inner, cols, dtype_bytes(dtype))),
+        times,
+    )
 
 
 def stream_counts(n_elements: Number, dtype: str = "fp32") -> tuple[Number, Number]:
     """FLOPs and bytes of y = a x + b in place over ``n_elements``: (2 n, 2 n x element size)."""
     elements = positive("n_elements", n_elements, integral=True)
     size = dtype_bytes(one_of("dtype", dtype, MEASURE_DTYPES))
-    return (scalar_or_array(STREAM_FLOPS_PER_ELEMENT * elements),
-            scalar_or_array(STREAM_ARRAYS_TOUCHED * size * elements))
+    return (
+        scalar_or_array(STREAM_FLOPS_PER_ELEMENT * elements),
+        scalar_or_array(STREAM_ARRAYS_TOUCHED * size * elements),
+    )
 
 
 def measure_stream(n_bytes: int, dtype: str = "fp32", repeats: int = 5) -> Measurement:
@@ -186,8 +194,9 @@ def measure_stream(n_bytes: int, dtype: str = "fp32", repeats: int = 5) -> Measu
     return Measurement("stream", dtype, (elements,), float(flops), float(moved), times)
 
 
-def measure_matmuls(sizes: Sequence[int], dtypes: Sequence[str] = MEASURE_DTYPES,
-                    repeats: int = 5) -> list[Measurement]:
+def measure_matmuls(
+    sizes: Sequence[int], dtypes: Sequence[str] = MEASURE_DTYPES, repeats: int = 5
+) -> list[Measurement]:
     """Square matmuls of every size in ``sizes`` for every dtype in ``dtypes``, in that order."""
     values = as_real_array("sizes", sizes, minimum=0.0, strictly_above=True, integral=True)
     if values.ndim != 1 or values.size == 0:
@@ -205,8 +214,9 @@ def measure_matmuls(sizes: Sequence[int], dtypes: Sequence[str] = MEASURE_DTYPES
 # --- the measured roofline -------------------------------------------------------------------
 
 
-def measured_chip(matmuls: Sequence[Measurement], stream: Measurement, info: DeviceInfo | None = None,
-                  name: str = "this machine") -> Chip:
+def measured_chip(
+    matmuls: Sequence[Measurement], stream: Measurement, info: DeviceInfo | None = None, name: str = "this machine"
+) -> Chip:
     """A chip-like record whose peak per dtype is the best measured matmul rate and whose bandwidth is ``stream``'s.
 
     Use it with ``hw.ridge_point``, ``hw.attainable_flops_per_s``, ``hw.plot_roofline`` and
@@ -233,7 +243,10 @@ def measured_chip(matmuls: Sequence[Measurement], stream: Measurement, info: Dev
         peaks[dtype] = measured(best.flops_per_s, "FLOP/s", f"best of the {dtype} matmuls: {best.name}")
     memory = info.memory_bytes if info and info.memory_bytes else stream.n_bytes
     return Chip(
-        key="measured", name=name, vendor=kind, source="measured",
+        key="measured",
+        name=name,
+        vendor=kind,
+        source="measured",
         hbm=measured(memory, "B", "memory as the OS or JAX reports it"),
         hbm_bandwidth=measured(stream.bytes_per_s, "B/s", stream.name),
         peak_flops=peaks,

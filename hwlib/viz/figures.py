@@ -13,7 +13,7 @@ import numpy as np
 
 from hwlib.data.records import Chip, require_chip, require_chips
 from hwlib.roofline import attainable_flops_per_s, ridge_point
-from hwlib.units import GiB, TERA
+from hwlib.units import TERA, GiB
 from hwlib.viz.style import PALETTE, log_range, new_axes
 
 
@@ -29,18 +29,28 @@ def plot_roofline(
     ax = new_axes(ax)
     intensity = np.geomspace(low, high, 400)
     for colour, record in zip(PALETTE, require_chips(chips)):
-        ax.plot(intensity, attainable_flops_per_s(intensity, record, dtype) / TERA, color=colour, lw=2,
-                label=f"{record.label}: ridge {ridge_point(record, dtype):.0f} FLOP/B")
+        ax.plot(
+            intensity,
+            attainable_flops_per_s(intensity, record, dtype) / TERA,
+            color=colour,
+            lw=2,
+            label=f"{record.label}: ridge {ridge_point(record, dtype):.0f} FLOP/B",
+        )
         ridge = ridge_point(record, dtype)
         ax.plot([ridge], [record.peak(dtype) / TERA], "o", color=colour, ms=5)
-    ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)",
-           ylabel=f"attainable {dtype} throughput (TFLOP/s)")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="arithmetic intensity (FLOP/byte)",
+        ylabel=f"attainable {dtype} throughput (TFLOP/s)",
+    )
     ax.legend(loc="lower right")
     return ax
 
 
-def mark_kernel(ax: plt.Axes, intensity: float, chip: Chip, label: str, dtype: str = "bf16",
-                colour: str = "#000000") -> None:
+def mark_kernel(
+    ax: plt.Axes, intensity: float, chip: Chip, label: str, dtype: str = "bf16", colour: str = "#000000"
+) -> None:
     """Put a kernel of ``intensity`` (FLOP/byte) on ``chip``'s roofline, labelled unless ``label`` is empty."""
     flops = attainable_flops_per_s(intensity, chip, dtype) / TERA
     ax.plot([intensity], [flops], marker="D", color=colour, ms=7, zorder=5)
@@ -105,25 +115,59 @@ def plot_measured_roofline(
     colours = dict(zip(dtypes, PALETTE))
     for dtype in dtypes:
         ridge = ridge_point(chip, dtype)
-        ax.plot(intensity, attainable_flops_per_s(intensity, chip, dtype) / scale, color=colours[dtype], lw=2,
-                label=f"measured {dtype} roof: ridge {ridge:.3g} FLOP/B")
+        ax.plot(
+            intensity,
+            attainable_flops_per_s(intensity, chip, dtype) / scale,
+            color=colours[dtype],
+            lw=2,
+            label=f"measured {dtype} roof: ridge {ridge:.3g} FLOP/B",
+        )
         ax.plot([ridge], [chip.peak(dtype) / scale], "o", color=colours[dtype], ms=5, mfc="white")
     for label, value in (peaks or {}).items():
         ax.axhline(value / scale, color="0.35", ls=":", lw=1.2)
-        ax.annotate(label, (intensity_range[0], value / scale), xytext=(3, 3), textcoords="offset points",
-                    fontsize=8, color="0.3")
+        ax.annotate(
+            label,
+            (intensity_range[0], value / scale),
+            xytext=(3, 3),
+            textcoords="offset points",
+            fontsize=8,
+            color="0.3",
+        )
     for record in measurements:
         kind = "matvec" if record.kernel == "matmul" and record.shape[2] == 1 else record.kernel
         colour = colours.get(record.dtype, PALETTE[7])
-        ax.plot([record.intensity], [record.flops_per_s / scale], _MARKERS[kind], color=colour, ms=6,
-                mec="k", mew=0.5, zorder=5)
+        ax.plot(
+            [record.intensity],
+            [record.flops_per_s / scale],
+            _MARKERS[kind],
+            color=colour,
+            ms=6,
+            mec="k",
+            mew=0.5,
+            zorder=5,
+        )
         if kind == "matmul":
-            ax.annotate(f"{record.shape[0]}", (record.intensity, record.flops_per_s / scale), xytext=(4, -9),
-                        textcoords="offset points", fontsize=7, color="0.25")
-    for kind, text in (("matmul", "square matmul (size n)"), ("matvec", "matrix-vector"),
-                       ("stream", "stream y = a x + b")):
+            ax.annotate(
+                f"{record.shape[0]}",
+                (record.intensity, record.flops_per_s / scale),
+                xytext=(4, -9),
+                textcoords="offset points",
+                fontsize=7,
+                color="0.25",
+            )
+    for kind, text in (
+        ("matmul", "square matmul (size n)"),
+        ("matvec", "matrix-vector"),
+        ("stream", "stream y = a x + b"),
+    ):
         ax.plot([], [], _MARKERS[kind], color="0.6", mec="k", mew=0.5, label=f"measured: {text}")
-    ax.set(xscale="log", yscale="log", xlim=intensity_range, xlabel="arithmetic intensity (FLOP/byte, hwlib's counts)",
-           ylabel=f"achieved throughput ({unit})", title=chip.label)
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlim=intensity_range,
+        xlabel="arithmetic intensity (FLOP/byte, hwlib's counts)",
+        ylabel=f"achieved throughput ({unit})",
+        title=chip.label,
+    )
     ax.legend(loc="lower right", fontsize=8)
     return ax

@@ -60,8 +60,10 @@ def glued_text(name: str, fmt: str = "s", default: str | None = None) -> GluedTe
     if name not in GLUED:
         if default is not None:
             return GluedText(default)
-        raise KeyError(f"nothing is glued as {name!r} in this kernel yet: it is computed further down; run the "
-                       "chapter's cells, then this one again")
+        raise KeyError(
+            f"nothing is glued as {name!r} in this kernel yet: it is computed further down; run the "
+            "chapter's cells, then this one again"
+        )
     return GluedText(format_glued_text(GLUED[name], fmt))
 
 

@@ -1,8 +1,8 @@
 """The PDF book's form of every table: a pandas Styler or DataFrame as a booktabs LaTeX table.
 
 A chapter shows a table as ``frame.style.format(...)`` (or a bare DataFrame); the HTML book prints
-its ``text/html`` form, unchanged. Under IPython, ``import hwlib`` also gives both types a
-``text/latex`` form (``register_latex_forms``), which the book's LaTeX builder prints instead of
+its ``text/html`` form, unchanged. Under IPython, ``hw.use_book_style()`` (each chapter's first cell)
+also gives both types a ``text/latex`` form (``register_latex_forms``), which the book's LaTeX builder prints instead of
 ``<pandas.io.formats.style.Styler at 0x...>``: the same formatted cells, escaped for LaTeX, in a
 ``tabular`` (a ``longtable`` beyond ``LONG_TABLE_LINES`` lines) whose columns wrap and whose font
 shrinks so that it fits the page width. The macros it uses (``hwtable``, ``\\hwcjk``) are defined in
@@ -21,8 +21,18 @@ LATEX_MARK = "% hwlib table"
 LONG_TABLE_LINES = 45
 """Tables whose body would take more lines than this break across pages (``longtable``)."""
 
-_SPECIAL = {"\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",
-            "{": r"\{", "}": r"\}", "~": r"\textasciitilde{}", "^": r"\textasciicircum{}"}
+_SPECIAL = {
+    "\\": r"\textbackslash{}",
+    "&": r"\&",
+    "%": r"\%",
+    "$": r"\$",
+    "#": r"\#",
+    "_": r"\_",
+    "{": r"\{",
+    "}": r"\}",
+    "~": r"\textasciitilde{}",
+    "^": r"\textasciicircum{}",
+}
 _SPECIAL_RE = re.compile("|".join(re.escape(char) for char in _SPECIAL))
 _LIGATURE_RE = re.compile(r"([-'`<>,!?])(?=[-'`<>,])")
 _CJK_RE = re.compile("[\u2e80-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff00-\uffef]+")
@@ -56,7 +66,7 @@ def latex_cell(value: object) -> tuple[str, str]:
     text = "" if value is None else str(value)
     parts, shown, last = [], [], 0
     for match in _LINK_RE.finditer(text):
-        plain = html.unescape(_TAG_RE.sub("", text[last:match.start()]))
+        plain = html.unescape(_TAG_RE.sub("", text[last : match.start()]))
         parts.append(_plain_latex(plain))
         shown.append(plain)
         if match.group(3):
@@ -82,8 +92,9 @@ def _breakable(escaped_word: str) -> str:
 
 def _plain_latex(text: str) -> str:
     """Escaped text whose long words may break."""
-    return re.sub(r"\S+", lambda m: _breakable(m.group(0)) if len(m.group(0)) > _LONG_WORD else m.group(0),
-                  latex_escape(text))
+    return re.sub(
+        r"\S+", lambda m: _breakable(m.group(0)) if len(m.group(0)) > _LONG_WORD else m.group(0), latex_escape(text)
+    )
 
 
 def _widest_word(text: str) -> int:
@@ -131,13 +142,20 @@ def _numeric_columns(data: object, n_index: int, positions: list[int]) -> set[in
     return numeric
 
 
-def _layout(head: list, body: list, positions: list[int], numeric: set[int],
-            n_index: int) -> tuple[str, dict[int, str], int]:
+def _layout(
+    head: list, body: list, positions: list[int], numeric: set[int], n_index: int
+) -> tuple[str, dict[int, str], int]:
     """The font size, each column's LaTeX column type (wide enough for its cells, all within the line) and
     the estimated number of lines of the body."""
     long, word, head_long, head_word = ({j: 0 for j in positions} for _ in range(4))
-    texts = [{j: latex_cell(row[j].get("display_value", ""))[1] for j in positions
-              if j < len(row) and row[j].get("is_visible", True)} for row in body]
+    texts = [
+        {
+            j: latex_cell(row[j].get("display_value", ""))[1]
+            for j in positions
+            if j < len(row) and row[j].get("is_visible", True)
+        }
+        for row in body
+    ]
     for row in texts:
         for j, text in row.items():
             long[j], word[j] = max(long[j], len(text)), max(word[j], _widest_word(text))
@@ -154,8 +172,9 @@ def _layout(head: list, body: list, positions: list[int], numeric: set[int],
             return size, align, len(body)
     size, line = _SIZES[1] if len(positions) <= 8 else _SIZES[2]
     one_line = {j for j in positions if j in numeric or (j < n_index and long[j] <= _ROW_LABEL)}
-    least = {j: max(long[j] if j in one_line else min(word[j], long[j]), head_word[j], 3)
-             for j in positions}  # numbers and short row labels on one line, if they can be
+    least = {
+        j: max(long[j] if j in one_line else min(word[j], long[j]), head_word[j], 3) for j in positions
+    }  # numbers and short row labels on one line, if they can be
     if sum(least.values()) + pad > line:
         least.update({j: max(min(word[j], long[j]), head_word[j], 3) for j in positions if j < n_index})
     room = line - pad - sum(least.values())
@@ -248,8 +267,19 @@ def styler_latex(styler: object, data: object = None) -> str:
     if caption:
         lines.append(rf"\hwtablecaption{{{latex_cell(caption)[0]}}}")
     if long:
-        lines += [rf"\begin{{longtable}}{{{spec}}}", r"\toprule", *header, r"\midrule", r"\endfirsthead",
-                  r"\toprule", *header, r"\midrule", r"\endhead", r"\bottomrule", r"\endfoot"]
+        lines += [
+            rf"\begin{{longtable}}{{{spec}}}",
+            r"\toprule",
+            *header,
+            r"\midrule",
+            r"\endfirsthead",
+            r"\toprule",
+            *header,
+            r"\midrule",
+            r"\endhead",
+            r"\bottomrule",
+            r"\endfoot",
+        ]
         lines += [*_body_rows(body, positions), r"\end{longtable}"]
     else:
         lines += [r"\begin{hwfit}", rf"\begin{{tabular}}{{{spec}}}", r"\toprule", *header, r"\midrule"]

@@ -11,7 +11,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hwlib._checks import non_negative
-from hwlib.data import doc000, recipe as find_recipe, recipes as all_recipes
+from hwlib.data import doc000
+from hwlib.data import recipe as find_recipe
+from hwlib.data import recipes as all_recipes
 from hwlib.data.records import Chip, ModelShape, require_chip
 from hwlib.memory import activation_bytes, kv_cache_bytes, usable_bytes
 from hwlib.roofline import roofline_time_s
@@ -49,7 +51,8 @@ def plot_activations(
     usable_fraction: float = doc000.USABLE_FRACTION,
     ax: plt.Axes | None = None,
 ) -> plt.Axes:
-    """Activation memory per chip (GiB, all ``n_layers``; or of ``model``'s own structure) vs sequence length, one line per strategy.
+    """Activation memory per chip (GiB, all ``n_layers``; or of ``model``'s own structure) vs sequence length, one line
+    per strategy.
 
     Solid lines store the attention scores; dashed lines use a FlashAttention-style kernel
     (no s^2 term), which is drawn only where it differs. With ``chip``, a grey line marks
@@ -74,23 +77,28 @@ def plot_activations(
     if chip is not None:
         require_chip(chip)
         ax.axhline(usable_bytes(chip, usable_fraction) / GiB, color="0.4", lw=1, ls=":")
-        ax.annotate(f"{chip.label}: {usable_fraction:.0%} of HBM", (seq_lens[0], usable_bytes(chip, usable_fraction) / GiB),
-                    textcoords="offset points", xytext=(2, 4), fontsize=8, color="0.3")
+        ax.annotate(
+            f"{chip.label}: {usable_fraction:.0%} of HBM",
+            (seq_lens[0], usable_bytes(chip, usable_fraction) / GiB),
+            textcoords="offset points",
+            xytext=(2, 4),
+            fontsize=8,
+            color="0.3",
+        )
     ax.plot([], [], color="0.3", ls="--", lw=1.5, label="same, FlashAttention (no s² term)")
-    ax.set(xscale="log", yscale="log", xlabel="sequence length s (tokens)",
-           ylabel="activations per chip, all layers (GiB)")
-    ax.set_xticks(seq_lens[:: max(1, len(seq_lens) // 6)],
-                  [f"{int(s):,}" for s in seq_lens[:: max(1, len(seq_lens) // 6)]])
+    ax.set(
+        xscale="log", yscale="log", xlabel="sequence length s (tokens)", ylabel="activations per chip, all layers (GiB)"
+    )
+    ax.set_xticks(
+        seq_lens[:: max(1, len(seq_lens) // 6)], [f"{int(s):,}" for s in seq_lens[:: max(1, len(seq_lens) // 6)]]
+    )
     ax.minorticks_off()
     ax.legend(loc="upper left", fontsize=8)
     return ax
 
 
 def plot_max_params(
-    capacities: Mapping[str, float],
-    recipes: Sequence[str] | None = None,
-    *,
-    ax: plt.Axes | None = None,
+    capacities: Mapping[str, float], recipes: Sequence[str] | None = None, *, ax: plt.Axes | None = None
 ) -> plt.Axes:
     """Largest model (billions of parameters) whose training state fits each usable capacity.
 
@@ -109,8 +117,11 @@ def plot_max_params(
         position = np.arange(len(chosen)) + index * height
         bars = ax.barh(position, values, height=height * 0.92, color=colour, label=label)
         ax.bar_label(bars, labels=[f"{v:,.3g}" for v in values], padding=2, fontsize=7)
-    ax.set_yticks(np.arange(len(chosen)) + 0.4 - height / 2,
-                  [f"{r.label}\n({r.bytes_per_param:.4g} B/param)" for r in chosen], fontsize=8)
+    ax.set_yticks(
+        np.arange(len(chosen)) + 0.4 - height / 2,
+        [f"{r.label}\n({r.bytes_per_param:.4g} B/param)" for r in chosen],
+        fontsize=8,
+    )
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="largest model whose training state fits (billion parameters)")
     ax.set_xlim(right=ax.get_xlim()[1] * 3)
@@ -119,8 +130,9 @@ def plot_max_params(
     return ax
 
 
-def plot_kv_per_token(models: Sequence, dtypes: Sequence[str] = ("fp32", "bf16", "int8", "int4"),
-                      *, ax: plt.Axes | None = None) -> plt.Axes:
+def plot_kv_per_token(
+    models: Sequence, dtypes: Sequence[str] = ("fp32", "bf16", "int8", "int4"), *, ax: plt.Axes | None = None
+) -> plt.Axes:
     """KV-cache KiB per token of each model (``hw.models()`` shapes), one bar per cache dtype.
 
     Explained in the chapter "KV-cache precision".
@@ -130,11 +142,11 @@ def plot_kv_per_token(models: Sequence, dtypes: Sequence[str] = ("fp32", "bf16",
     height = 0.8 / len(dtypes)
     for index, (dtype, colour) in enumerate(zip(dtypes, PALETTE)):
         values = np.array([kv_cache_bytes(1, record, dtype=dtype) for record in models]) / KiB
-        bars = ax.barh(np.arange(len(models)) + index * height, values, height=height * 0.92,
-                       color=colour, label=dtype)
+        bars = ax.barh(np.arange(len(models)) + index * height, values, height=height * 0.92, color=colour, label=dtype)
         ax.bar_label(bars, labels=[f"{v:,.4g}" for v in values], padding=2, fontsize=7)
-    ax.set_yticks(np.arange(len(models)) + 0.4 - height / 2,
-                  [f"{record.name} ({record.attention})" for record in models])
+    ax.set_yticks(
+        np.arange(len(models)) + 0.4 - height / 2, [f"{record.name} ({record.attention})" for record in models]
+    )
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="KV cache per token (KiB, log scale)")
     ax.grid(axis="y", visible=False)
@@ -169,17 +181,26 @@ def plot_decode_bound(
         # the batches that fit, plus the largest one that does, where HBM is full
         shown = np.union1d(batches[batches <= fit], [fit] if 1 <= fit <= batches.max() else [])
         if shown.size:
-            times = np.asarray(inference_step(model, chip, shown, seq_len, 1, n_chips, weight_dtype,
-                                              dtype).time_s) * 1e3
+            times = (
+                np.asarray(inference_step(model, chip, shown, seq_len, 1, n_chips, weight_dtype, dtype).time_s) * 1e3
+            )
             ax.plot(shown, times, color=colour, lw=2, label=f"KV {dtype}: up to batch {int(fit):,}")
             ax.plot(shown[-1:], times[-1:], "o", color=colour, ms=5)
     full = roofline_time_s(0, usable_bytes(chip, usable_fraction, n_chips) / n_chips, chip) * 1e3
     ax.axhline(full, color="0.4", ls=":", lw=1)
-    ax.annotate("all usable HBM read once", (batches.min(), full), textcoords="offset points",
-                xytext=(2, -11), fontsize=8, color="0.3")
-    ax.set(xscale="log", xlabel="batch (sequences decoded together)",
-           ylabel="decode step, lower bound (ms)",
-           title=f"{model.name}, {weight_dtype} weights, {seq_len:,}-token seq_len, "
-           f"{n_chips} x {chip.label}")
+    ax.annotate(
+        "all usable HBM read once",
+        (batches.min(), full),
+        textcoords="offset points",
+        xytext=(2, -11),
+        fontsize=8,
+        color="0.3",
+    )
+    ax.set(
+        xscale="log",
+        xlabel="batch (sequences decoded together)",
+        ylabel="decode step, lower bound (ms)",
+        title=f"{model.name}, {weight_dtype} weights, {seq_len:,}-token seq_len, {n_chips} x {chip.label}",
+    )
     ax.legend(loc="upper left", bbox_to_anchor=(0.0, 0.9), fontsize=8)
     return ax

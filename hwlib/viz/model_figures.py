@@ -12,10 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hwlib.data.records import ModelShape
-from hwlib.data.records.model_shape import (
-    FORWARD_FLOPS_PER_PARAM,
-    TRAINING_OVER_FORWARD,
-)
+from hwlib.data.records.model_shape import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
 from hwlib.viz.style import PALETTE, new_axes
 
 PARAM_PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, positions, router")
@@ -31,8 +28,10 @@ SIX_P = TRAINING_OVER_FORWARD * FORWARD_FLOPS_PER_PARAM
 def _require_models(models: object) -> tuple[ModelShape, ...]:
     records = tuple(models) if isinstance(models, (list, tuple)) else ()
     if not records or not all(isinstance(record, ModelShape) for record in records):
-        raise TypeError(f"models must be a non-empty sequence of ModelShape records such as "
-                        f"[hw.model('llama-3-70b')], got {models!r}")
+        raise TypeError(
+            f"models must be a non-empty sequence of ModelShape records such as "
+            f"[hw.model('llama-3-70b')], got {models!r}"
+        )
     for record in records:
         if record.d_model is None:
             raise ValueError(f"model {record.name!r} gives no d_model: it has no parameter or FLOP count")
@@ -42,9 +41,13 @@ def _require_models(models: object) -> tuple[ModelShape, ...]:
 def param_parts(model: ModelShape, active: bool = False) -> dict[str, float]:
     """The shape's parameters grouped into :data:`PARAM_PARTS` (parameters; ``active``: one token's experts)."""
     parts = model.param_breakdown(active)
-    return {"embedding": parts["embedding"], "attention": parts["attention"],
-            "MLP or experts": parts.get("mlp", 0.0) + parts.get("experts", 0.0), "LM head": parts["lm_head"],
-            "norms, positions, router": parts["norms"] + parts["positions"] + parts.get("router", 0.0)}
+    return {
+        "embedding": parts["embedding"],
+        "attention": parts["attention"],
+        "MLP or experts": parts.get("mlp", 0.0) + parts.get("experts", 0.0),
+        "LM head": parts["lm_head"],
+        "norms, positions, router": parts["norms"] + parts["positions"] + parts.get("router", 0.0),
+    }
 
 
 def plot_param_shares(models: Sequence[ModelShape], *, ax: plt.Axes | None = None) -> plt.Axes:
@@ -63,8 +66,10 @@ def plot_param_shares(models: Sequence[ModelShape], *, ax: plt.Axes | None = Non
     for index, (part, colour) in enumerate(zip(PARAM_PARTS, PALETTE)):
         ax.barh(positions, shares[:, index], left=left, color=colour, height=0.7, label=part)
         left += shares[:, index]
-    labels = [f"{record.name}\n{total / 1e9:,.3g} B{' (tied)' if record.tied_embeddings else ''}"
-              for record, total in zip(records, totals)]
+    labels = [
+        f"{record.name}\n{total / 1e9:,.3g} B{' (tied)' if record.tied_embeddings else ''}"
+        for record, total in zip(records, totals)
+    ]
     ax.set_yticks(positions, labels, fontsize=8)
     ax.invert_yaxis()
     ax.set(xlim=(0, 100), xlabel="share of the model's parameters (%)")
@@ -73,8 +78,7 @@ def plot_param_shares(models: Sequence[ModelShape], *, ax: plt.Axes | None = Non
     return ax
 
 
-def plot_flops_over_6p(models: Sequence[ModelShape], seq_lens: np.ndarray, *, ax: plt.Axes | None = None
-                       ) -> plt.Axes:
+def plot_flops_over_6p(models: Sequence[ModelShape], seq_lens: np.ndarray, *, ax: plt.Axes | None = None) -> plt.Axes:
     """Training FLOPs per token over 6P against the context length s (causal attention), one line per model.
 
     P is each model's total parameter count; a mixture of experts gets a second, dashed line against
@@ -90,8 +94,14 @@ def plot_flops_over_6p(models: Sequence[ModelShape], seq_lens: np.ndarray, *, ax
         flops = np.asarray(record.flops_per_token(seq_lens, training=True))
         ax.plot(seq_lens, flops / (SIX_P * record.params()), color=colour, lw=2, label=record.name)
         if record.is_moe:
-            ax.plot(seq_lens, flops / (6 * record.params(active=True)), color=colour, lw=2, ls="--",
-                    label=f"{record.name}, P active")
+            ax.plot(
+                seq_lens,
+                flops / (6 * record.params(active=True)),
+                color=colour,
+                lw=2,
+                ls="--",
+                label=f"{record.name}, P active",
+            )
     ax.axhline(1.0, color="0.4", lw=1, ls=":")
     ax.set(xscale="log", yscale="log", xlabel="context length s (tokens)", ylabel="training FLOPs per token / 6P")
     ticks = seq_lens[:: -(-len(seq_lens) // 6)]  # at most six labels

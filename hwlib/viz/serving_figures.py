@@ -26,8 +26,16 @@ def _precision(name: object) -> dict:
     return dict(PRECISIONS[name])
 
 
-def plot_serving_roofline(model: ModelShape, chip: Chip, context_len: int, batches: Sequence[int],
-                          prompt_len: int, *, precision: str = "bf16", ax: plt.Axes | None = None) -> plt.Axes:
+def plot_serving_roofline(
+    model: ModelShape,
+    chip: Chip,
+    context_len: int,
+    batches: Sequence[int],
+    prompt_len: int,
+    *,
+    precision: str = "bf16",
+    ax: plt.Axes | None = None,
+) -> plt.Axes:
     """One chip's roofline with a decode step at each batch (context ``context_len``) and one prefill of
     ``prompt_len`` tokens: attained FLOP/s at the step's lower-bound time against its FLOPs per byte."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
@@ -38,20 +46,39 @@ def plot_serving_roofline(model: ModelShape, chip: Chip, context_len: int, batch
     decode = inference_step(model, chip, sizes, context_len, 1, **options)
     intensity = np.asarray(decode.flops) / np.asarray(decode.bytes)
     attained = np.asarray(decode.flops) / np.asarray(decode.time_s) / TERA
-    ax.plot(intensity, attained, "o-", color=PALETTE[3], ms=5, lw=1,
-            label=f"decode, {context_len:,}-token context, batch {sizes[0]:,} to {sizes[-1]:,}")
+    ax.plot(
+        intensity,
+        attained,
+        "o-",
+        color=PALETTE[3],
+        ms=5,
+        lw=1,
+        label=f"decode, {context_len:,}-token context, batch {sizes[0]:,} to {sizes[-1]:,}",
+    )
     for size, x, y in zip(sizes[[0, -1]], intensity[[0, -1]], attained[[0, -1]]):
         ax.annotate(f"batch {size:,}", (x, y), textcoords="offset points", xytext=(6, -12), fontsize=8)
     prefill = inference_step(model, chip, 1, 0, prompt_len, **options)
-    ax.plot([prefill.flops / prefill.bytes], [prefill.flops / prefill.time_s / TERA], "D", color=PALETTE[2], ms=7,
-            label=f"prefill of one {prompt_len:,}-token prompt")
+    ax.plot(
+        [prefill.flops / prefill.bytes],
+        [prefill.flops / prefill.time_s / TERA],
+        "D",
+        color=PALETTE[2],
+        ms=7,
+        label=f"prefill of one {prompt_len:,}-token prompt",
+    )
     ax.set_title(f"{model.name}, {precision}, one {chip.label}", fontsize=10)
     ax.legend(loc="lower right", fontsize=8)
     return ax
 
 
-def plot_latency_throughput(model: ModelShape, systems: Sequence[tuple[Chip, int, str]], context_len: int,
-                            batches: Sequence[int], *, ax: plt.Axes | None = None) -> plt.Axes:
+def plot_latency_throughput(
+    model: ModelShape,
+    systems: Sequence[tuple[Chip, int, str]],
+    context_len: int,
+    batches: Sequence[int],
+    *,
+    ax: plt.Axes | None = None,
+) -> plt.Axes:
     """Tokens/s per chip against time per output token (ms) as the decode batch grows, one line per
     (chip, n_chips, precision) in ``systems``; each line stops at the largest batch whose caches fit."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
@@ -60,19 +87,37 @@ def plot_latency_throughput(model: ModelShape, systems: Sequence[tuple[Chip, int
     sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
     ax = new_axes(ax, (7.0, 5.2))
     for colour, (chip, n_chips, precision) in zip(PALETTE, systems):
-        curve = serving_curve(model, require_chip(chip), context_len, sizes, n_chips, include_largest=True,
-                              **_precision(precision))
+        curve = serving_curve(
+            model, require_chip(chip), context_len, sizes, n_chips, include_largest=True, **_precision(precision)
+        )
         shown = curve.fits
         if not shown.any():
             continue
         x, y = curve.time_per_token_s[shown] * 1e3, curve.tokens_per_s_per_chip[shown]
-        ax.plot(x, y, "o-", color=colour, ms=3.5, lw=1.8,
-                label=f"{n_chips} x {chip.label}, {precision}: up to batch {curve.batches[shown][-1]:,}")
-        ax.annotate(f"{curve.batches[shown][-1]:,}", (x[-1], y[-1]), textcoords="offset points",
-                    xytext=(4, 2), fontsize=7.5, color=colour)
-    ax.set(xscale="log", yscale="log", xlabel="time per output token, the model's (ms)",
-           ylabel="output tokens/s per chip, the model's",
-           title=f"{model.name}, {context_len:,}-token context: batch 1 (left) to the largest that fits")
+        ax.plot(
+            x,
+            y,
+            "o-",
+            color=colour,
+            ms=3.5,
+            lw=1.8,
+            label=f"{n_chips} x {chip.label}, {precision}: up to batch {curve.batches[shown][-1]:,}",
+        )
+        ax.annotate(
+            f"{curve.batches[shown][-1]:,}",
+            (x[-1], y[-1]),
+            textcoords="offset points",
+            xytext=(4, 2),
+            fontsize=7.5,
+            color=colour,
+        )
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="time per output token, the model's (ms)",
+        ylabel="output tokens/s per chip, the model's",
+        title=f"{model.name}, {context_len:,}-token context: batch 1 (left) to the largest that fits",
+    )
     ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.xaxis.set_minor_locator(NullLocator())

@@ -9,6 +9,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 
 from hwlib._checks import positive
+from hwlib.viz.latex import register_latex_forms
 
 PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
 """Okabe-Ito colours, in the order figures use them."""
@@ -30,8 +31,11 @@ STYLE = {
 
 
 def use_book_style() -> None:
-    """Apply the book's matplotlib settings (chapters call this once, at the top)."""
+    """The book's display settings, which every chapter applies once, at the top: its matplotlib settings, and
+    under IPython a ``text/latex`` form for tables, which the PDF book prints (``hwlib.viz.latex``).
+    ``import hwlib`` alone changes neither."""
     plt.rcParams.update(STYLE)
+    register_latex_forms()
 
 
 def new_axes(ax: plt.Axes | None, figsize: tuple[float, float] = (7.0, 4.2)) -> plt.Axes:

@@ -13,21 +13,9 @@ import numpy as np
 import pandas as pd
 
 from hwlib._checks import as_real_array, positive
-from hwlib.data import doc002, fabrics as all_fabrics, model as find_model, serving_runs as all_serving_runs
-from hwlib.data import training_runs as all_training_runs
-from hwlib.data.records import (
-    ENERGY_FIELDS,
-    Chip,
-    Cluster,
-    Fabric,
-    ModelShape,
-    Scenario,
-    ServingRun,
-    TrainingRun,
-    require,
-    require_chip,
-    require_chips,
-)
+from hwlib.data import doc002
+from hwlib.data import fabrics as all_fabrics
+from hwlib.data.records import ENERGY_FIELDS, Chip, Cluster, Fabric, Scenario, require_chip, require_chips
 from hwlib.data_parallel import CRITICAL_BATCH, cluster_squeeze
 from hwlib.energy import add_equivalents, byte_costs, machine_balance
 from hwlib.layer_model import (
@@ -43,14 +31,13 @@ from hwlib.measure.timing import Measurement
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost, xla_stream_cost
 from hwlib.naming import SYMBOLS
 from hwlib.roofline import ridge_point
-from hwlib.training_plan import plan_meshes, training_run_bound
-from hwlib.serving_plan import max_mean_prompt, serving_run_bound
 from hwlib.training import regime_steps
-from hwlib.units import GB, GiB, MiB, TERA, format_quantity
+from hwlib.units import GB, TERA, GiB, MiB, format_quantity
 
 
 def printed_capacity(chip: Chip) -> str:
-    """The HBM capacity in the unit its source prints, e.g. '16 GiB' or '80 GB'. Chapter "Rooflines and ridge points"."""
+    """The HBM capacity in the unit its source prints, e.g. '16 GiB' or '80 GB'. Chapter "Rooflines and ridge
+    points"."""
     chip = require_chip(chip)
     binary = "gib" in chip.hbm.quoted.lower()
     return f"{chip.hbm_bytes / (GiB if binary else GB):,.4g} {'GiB' if binary else 'GB'}"
@@ -81,9 +68,18 @@ def provenance_table(chip: Chip) -> pd.DataFrame:
 
     The hardware appendix.
     """
-    rows = [{"field": name, "value": q.value, "as a number": format_quantity(q.value, q.unit), "quoted": q.quoted,
-             "source": q.source, "read on": q.read_on, "note": q.note}
-            for name, q in require_chip(chip).sourced_values().items()]
+    rows = [
+        {
+            "field": name,
+            "value": q.value,
+            "as a number": format_quantity(q.value, q.unit),
+            "quoted": q.quoted,
+            "source": q.source,
+            "read on": q.read_on,
+            "note": q.note,
+        }
+        for name, q in require_chip(chip).sourced_values().items()
+    ]
     return pd.DataFrame(rows).set_index("field")
 
 
@@ -102,28 +98,33 @@ def fabric_table(records: Sequence[Fabric] | None = None) -> pd.DataFrame:
     records = all_fabrics() if records is None else tuple(records) if isinstance(records, (list, tuple)) else ()
     if not records or not all(isinstance(record, Fabric) for record in records):
         raise TypeError(f"records must be a non-empty sequence of Fabric records, got {records!r}")
-    return pd.DataFrame({
-        "kind": [r.kind for r in records],
-        "quoted": [r.bandwidth.quoted for r in records],
-        "quote is": ["both directions summed" if r.directions == 2 else "per direction" for r in records],
-        "per direction (GB/s)": [r.bytes_per_s / GB for r in records],
-        "domain (chips)": [r.domain_chips if r.domain_chips is not None else "" for r in records],
-        "ring-step latency (µs)": [f"{r.latency_s * 1e6:g}" if r.latency is not None else "" for r in records],
-        "source": [_short_source(r.bandwidth.source) for r in records],
-    }, index=pd.Index([r.label for r in records], name="fabric"))
+    return pd.DataFrame(
+        {
+            "kind": [r.kind for r in records],
+            "quoted": [r.bandwidth.quoted for r in records],
+            "quote is": ["both directions summed" if r.directions == 2 else "per direction" for r in records],
+            "per direction (GB/s)": [r.bytes_per_s / GB for r in records],
+            "domain (chips)": [r.domain_chips if r.domain_chips is not None else "" for r in records],
+            "ring-step latency (µs)": [f"{r.latency_s * 1e6:g}" if r.latency is not None else "" for r in records],
+            "source": [_short_source(r.bandwidth.source) for r in records],
+        },
+        index=pd.Index([r.label for r in records], name="fabric"),
+    )
 
 
 def byte_cost_table() -> pd.DataFrame:
     """Document 002's Table 1: pJ and int8-add equivalents per row, with notes. Chapter "What moving a byte costs"."""
     rows = byte_costs()
     joules = np.array([row.joules for row in rows])
-    return pd.DataFrame({"energy (pJ)": joules * 1e12, "int8 adds": add_equivalents(joules),
-                         "note": [row.note for row in rows]},
-                        index=pd.Index([row.item for row in rows], name="item"))
+    return pd.DataFrame(
+        {"energy (pJ)": joules * 1e12, "int8 adds": add_equivalents(joules), "note": [row.note for row in rows]},
+        index=pd.Index([row.item for row in rows], name="item"),
+    )
 
 
-def balance_table(chips: Sequence[Chip], b_w: float = doc002.B_W, a: float = doc002.A,
-                  on_chip_fraction: float = doc002.L2_FRACTION) -> pd.DataFrame:
+def balance_table(
+    chips: Sequence[Chip], b_w: float = doc002.B_W, a: float = doc002.A, on_chip_fraction: float = doc002.L2_FRACTION
+) -> pd.DataFrame:
     """Document 002's Table 2 plus the true large-d limit of T_min: one row per chip.
 
     Columns: peak (TFLOP/s), HBM (TB/s), time balance, energy balance where the chip has energy
@@ -135,31 +136,46 @@ def balance_table(chips: Sequence[Chip], b_w: float = doc002.B_W, a: float = doc
     for record in require_chips(chips):
         balance = machine_balance(record)
         has_energy = record.hbm_energy is not None and record.flop_energy is not None
-        rows.append({
-            "chip": record.label, "peak (TFLOP/s)": record.peak("bf16") / TERA,
-            "HBM (TB/s)": record.hbm_bytes_per_s / 1e12, "time balance (FLOP/B)": balance.time,
-            "energy balance (FLOP/B)": balance.energy if has_energy else np.nan,
-            "d_min": d_min(record, a=a, on_chip_fraction=on_chip_fraction),
-            'document: "T_min(inf d) = 2 beta"': t_min_large_d(record, b_w=b_w, include_reblocking=False),
-            "large-d limit of T_min": t_min_large_d(record, b_w=b_w, on_chip_fraction=on_chip_fraction),
-            "on-chip memory (MB)": record.on_chip_bytes / 1e6 if record.on_chip_bytes else np.nan,
-        })
+        rows.append(
+            {
+                "chip": record.label,
+                "peak (TFLOP/s)": record.peak("bf16") / TERA,
+                "HBM (TB/s)": record.hbm_bytes_per_s / 1e12,
+                "time balance (FLOP/B)": balance.time,
+                "energy balance (FLOP/B)": balance.energy if has_energy else np.nan,
+                "d_min": d_min(record, a=a, on_chip_fraction=on_chip_fraction),
+                'document: "T_min(inf d) = 2 beta"': t_min_large_d(record, b_w=b_w, include_reblocking=False),
+                "large-d limit of T_min": t_min_large_d(record, b_w=b_w, on_chip_fraction=on_chip_fraction),
+                "on-chip memory (MB)": record.on_chip_bytes / 1e6 if record.on_chip_bytes else np.nan,
+            }
+        )
     return pd.DataFrame(rows).set_index("chip")
 
 
-def t_min_table(ds: object = doc002.TABLE3_WIDTHS, chips: Sequence[Chip] = doc002.CHIPS, b_w: float = doc002.B_W,
-                a: float = doc002.A, on_chip_fraction: float = doc002.L2_FRACTION) -> pd.DataFrame:
+def t_min_table(
+    ds: object = doc002.TABLE3_WIDTHS,
+    chips: Sequence[Chip] = doc002.CHIPS,
+    b_w: float = doc002.B_W,
+    a: float = doc002.A,
+    on_chip_fraction: float = doc002.L2_FRACTION,
+) -> pd.DataFrame:
     """Document 002's Table 3: T_min (tokens per weight visit) per d (rows) and chip (columns); inf = never.
 
     Chapter "The training step as compute and commute".
     """
     widths = np.atleast_1d(positive("ds", ds))
-    return pd.DataFrame({record.label: t_min(widths, record, b_w=b_w, a=a, on_chip_fraction=on_chip_fraction)
-                         for record in require_chips(chips)}, index=pd.Index(widths.astype(int), name="d"))
+    return pd.DataFrame(
+        {
+            record.label: t_min(widths, record, b_w=b_w, a=a, on_chip_fraction=on_chip_fraction)
+            for record in require_chips(chips)
+        },
+        index=pd.Index(widths.astype(int), name="d"),
+    )
 
 
-def elementwise_tax_table(ds: object = doc002.TABLE4_WIDTHS, chips: Sequence[Chip] = doc002.CHIPS[::2],
-                          a: float = doc002.A) -> pd.DataFrame:
+def elementwise_tax_table(
+    ds: object = doc002.TABLE4_WIDTHS, chips: Sequence[Chip] = doc002.CHIPS[::2], a: float = doc002.A
+) -> pd.DataFrame:
     """Document 002's Table 4 with the share beside the ratio: per d (rows), for each chip, element-wise over GEMM
     time, the element-wise share of step time (%), and HBM-activation over arithmetic energy (%, where the chip has
     energy parameters). Chapter "The element-wise tax and where the joules go".
@@ -184,9 +200,14 @@ def regime_table(chip: Chip, scenarios: Sequence[Scenario] = doc002.SCENARIOS, *
     columns = {"tokens/step/chip": step.tokens_per_step, "time (ms/token)": 1e3 * np.asarray(step.time_per_token_s)}
     if all(getattr(step.chip, name) is not None for name in ENERGY_FIELDS):
         shares = step.energy_shares()
-        columns.update({"energy (mJ/token)": 1e3 * np.asarray(step.energy_per_token_j),
-                        "arithmetic (%)": 100 * shares["arithmetic_j"], "HBM (%)": 100 * shares["hbm_j"],
-                        "static (%)": 100 * shares["static_j"]})
+        columns.update(
+            {
+                "energy (mJ/token)": 1e3 * np.asarray(step.energy_per_token_j),
+                "arithmetic (%)": 100 * shares["arithmetic_j"],
+                "HBM (%)": 100 * shares["hbm_j"],
+                "static (%)": 100 * shares["static_j"],
+            }
+        )
     columns.update({"intensity (FLOP/B)": step.intensity, "slowdown": step.slowdown})
     return pd.DataFrame(columns, index=pd.Index([s.name for s in scenarios], name="scenario"))
 
@@ -202,9 +223,15 @@ SQUEEZE_COLUMNS = {
 """Columns of ``squeeze_table``: BatchSqueeze field -> column label (units in the label)."""
 
 
-def squeeze_table(clusters: Sequence[Cluster], n_params: float, n_chips: object = doc002.TABLE6_CHIP_COUNTS,
-                  critical_batch_tokens: float = CRITICAL_BATCH, *, parity_column: bool = False,
-                  **options: object) -> pd.DataFrame:
+def squeeze_table(
+    clusters: Sequence[Cluster],
+    n_params: float,
+    n_chips: object = doc002.TABLE6_CHIP_COUNTS,
+    critical_batch_tokens: float = CRITICAL_BATCH,
+    *,
+    parity_column: bool = False,
+    **options: object,
+) -> pd.DataFrame:
     """Document 002's Table 6 for any clusters: one row per (cluster, N), columns ``SQUEEZE_COLUMNS``.
 
     ``parity_column=True`` adds the document's "comm parity at" column, which is T_fixed again.
@@ -220,8 +247,12 @@ def squeeze_table(clusters: Sequence[Cluster], n_params: float, n_chips: object 
     frames = []
     for record in records:
         squeeze = cluster_squeeze(record, n_params, chips, critical_batch_tokens, **options)
-        frame = pd.DataFrame({label: np.asarray(getattr(squeeze, name)) * scale.get(name, 1.0)
-                              for name, label in SQUEEZE_COLUMNS.items()})
+        frame = pd.DataFrame(
+            {
+                label: np.asarray(getattr(squeeze, name)) * scale.get(name, 1.0)
+                for name, label in SQUEEZE_COLUMNS.items()
+            }
+        )
         if parity_column:
             frame["comm parity at (tokens/chip)"] = np.asarray(squeeze.fixed_cost_tokens)
         frame.index = pd.MultiIndex.from_product([[record.name], chips.astype(int)], names=["system", "N"])
@@ -241,11 +272,19 @@ def measurements_table(measurements: Sequence[Measurement]) -> pd.DataFrame:
 
     Chapter "Your own roofline".
     """
-    rows = [{"kernel": record.name, "FLOPs": record.flops, "bytes (minimum)": record.n_bytes,
-             "intensity (FLOP/byte)": record.intensity, "median time (ms)": record.median_s * 1e3,
-             "slowest / fastest": record.spread, "achieved GFLOP/s": record.flops_per_s / 1e9,
-             "achieved GB/s": record.bytes_per_s / 1e9}
-            for record in _measurements(measurements)]
+    rows = [
+        {
+            "kernel": record.name,
+            "FLOPs": record.flops,
+            "bytes (minimum)": record.n_bytes,
+            "intensity (FLOP/byte)": record.intensity,
+            "median time (ms)": record.median_s * 1e3,
+            "slowest / fastest": record.spread,
+            "achieved GFLOP/s": record.flops_per_s / 1e9,
+            "achieved GB/s": record.bytes_per_s / 1e9,
+        }
+        for record in _measurements(measurements)
+    ]
     return pd.DataFrame(rows).set_index("kernel")
 
 
@@ -256,12 +295,22 @@ def xla_counts_table(measurements: Sequence[Measurement]) -> pd.DataFrame:
     """
     rows = []
     for record in _measurements(measurements):
-        cost = (xla_matmul_cost(*record.shape, dtype=record.dtype) if record.kernel == "matmul"
-                else xla_stream_cost(record.shape[0], dtype=record.dtype))
-        rows.append({"kernel": record.name, "hwlib FLOPs": record.flops, "XLA FLOPs": cost.flops,
-                     "XLA / hwlib FLOPs": cost.flops / record.flops, "hwlib bytes (minimum)": record.n_bytes,
-                     "XLA bytes accessed": cost.bytes_accessed,
-                     "XLA / hwlib bytes": cost.bytes_accessed / record.n_bytes})
+        cost = (
+            xla_matmul_cost(*record.shape, dtype=record.dtype)
+            if record.kernel == "matmul"
+            else xla_stream_cost(record.shape[0], dtype=record.dtype)
+        )
+        rows.append(
+            {
+                "kernel": record.name,
+                "hwlib FLOPs": record.flops,
+                "XLA FLOPs": cost.flops,
+                "XLA / hwlib FLOPs": cost.flops / record.flops,
+                "hwlib bytes (minimum)": record.n_bytes,
+                "XLA bytes accessed": cost.bytes_accessed,
+                "XLA / hwlib bytes": cost.bytes_accessed / record.n_bytes,
+            }
+        )
     return pd.DataFrame(rows).set_index("kernel")
 
 
@@ -284,8 +333,14 @@ def xla_layer_table(ds: object, Ts: object, weights_only: bool = True) -> pd.Dat
     for width, count in zip(widths.astype(int), tokens.astype(int)):  # one XLA compilation per shape
         model = float(layer_flops(width, count))
         xla = xla_layer_flops(width, count)
-        row = {"d": width, "T": count, "hwlib (MFLOP)": model / 1e6, "XLA (MFLOP)": xla / 1e6,
-               "extra per token per d (FLOP)": (xla - model) / (count * width), "relative gap": xla / model - 1.0}
+        row = {
+            "d": width,
+            "T": count,
+            "hwlib (MFLOP)": model / 1e6,
+            "XLA (MFLOP)": xla / 1e6,
+            "extra per token per d (FLOP)": (xla - model) / (count * width),
+            "relative gap": xla / model - 1.0,
+        }
         if weights_only:
             without = xla_layer_flops(width, count, input_gradient=False)
             row.update({"XLA weights only (MFLOP)": without / 1e6, "weights only / hwlib": without / model})
@@ -296,83 +351,3 @@ def xla_layer_table(ds: object, Ts: object, weights_only: bool = True) -> pd.Dat
 def symbol_table() -> pd.DataFrame:
     """Every quantity the book names: its name in hwlib, its symbol (LaTeX) and unit. The glossary appendix."""
     return pd.DataFrame(SYMBOLS, columns=["quantity", "name in hwlib", "symbol", "unit"]).set_index("quantity")
-
-
-def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
-    """Measured serving runs beside the model's throughput bound: tokens/s, the share of the bound reached,
-    and for runs of unstated prompt length the longest mean prompt the bound allows. Chapter "Serving a model".
-    """
-    runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
-    if not runs or not all(isinstance(run, ServingRun) for run in runs):
-        raise TypeError(f"runs must be a non-empty sequence of ServingRun records, got {runs!r}")
-    bounds = [serving_run_bound(run).tokens_per_s for run in runs]
-    measured = [run.tokens_per_s.value for run in runs]
-    lengths = [f"{run.input_len:,} / {run.output_len:,.0f}" if run.input_len is not None
-               else f"prompt not stated; answer {run.output_len:,.0f} on average" if run.output_len is not None
-               else "not stated"
-               for run in runs]
-    return pd.DataFrame({
-        "model, precision, tensor parallel": [f"{find_model(run.model_key).name}, {run.precision}, "
-                                              f"TP {run.tensor_parallel}" for run in runs],
-        "prompt / answer tokens": lengths,
-        "measured (tokens/s)": measured,
-        "bound (tokens/s)": bounds,
-        "% of bound": [100 * m / b for m, b in zip(measured, bounds)],
-        "longest mean prompt allowed": [max_mean_prompt(run) if run.input_len is None and run.output_len is not None
-                                        else None for run in runs],
-        "key": [run.key for run in runs],
-    }, index=pd.Index([f"{run.source}: {run.system}" for run in runs], name="run"))
-
-
-def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
-    """Where each measured serving run comes from: the file or page, the line quoted, the configuration notes.
-
-    Chapter "Serving a model".
-    """
-    runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
-    if not runs or not all(isinstance(run, ServingRun) for run in runs):
-        raise TypeError(f"runs must be a non-empty sequence of ServingRun records, got {runs!r}")
-    return pd.DataFrame({
-        "source": [run.tokens_per_s.source for run in runs],
-        "quoted": [run.tokens_per_s.quoted for run in runs],
-        "read on": [run.tokens_per_s.read_on for run in runs],
-        "configuration": [run.note for run in runs],
-    }, index=pd.Index([f"{run.source}: {run.system}" for run in runs], name="run"))
-
-
-def plan_training(model: ModelShape, cluster: Cluster, global_batch_tokens: float, seq_len: int,
-                  n_chips: int | None = None, **options: object) -> pd.DataFrame:
-    """Every mesh of ``n_chips`` chips of ``cluster`` (default: the cluster's largest) for one training step,
-    feasible ones first by step time, each infeasible one with its reason. Chapter "Sharding a training step"."""
-    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
-    count = cluster.max_chips if n_chips is None else n_chips
-    if count is None:
-        raise ValueError(f"n_chips is needed: {cluster.name} has no largest size")
-    rows = []
-    for mesh, step, reason in plan_meshes(model, cluster, global_batch_tokens, seq_len, count, **options):
-        rows.append({"mesh": str(mesh), "step (s)": step.time_s if step else None,
-                     "tokens/s": step.tokens_per_s if step else None, "MFU (%)": 100 * step.mfu if step else None,
-                     "memory per chip (GiB)": step.memory_per_chip_bytes / GiB if step else None,
-                     "fits": bool(step and step.fits), "why not": reason})
-    return pd.DataFrame(rows).set_index("mesh")
-
-
-def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFrame:
-    """Measured training runs beside ``hw.train_step``'s bound for each one's own mesh, in its own metric.
-
-    Chapter "Sharding a training step".
-    """
-    runs = all_training_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
-    if not runs or not all(isinstance(run, TrainingRun) for run in runs):
-        raise TypeError(f"runs must be a non-empty sequence of TrainingRun records, got {runs!r}")
-    units = {"megatron_tflops": ("TFLOP/s per GPU (Eq. 3)", 1e-12), "mfu": ("MFU (%)", 100.0),
-             "tokens_per_s_per_chip": ("tokens/s per GPU", 1.0)}
-    rows = []
-    for run in runs:
-        bound, step = training_run_bound(run)
-        label, scale = units[run.metric]
-        rows.append({"run": f"{run.model.name}, {step.n_chips:,} chips", "source": run.source.split(",")[0],
-                     "mesh": str(step.mesh), "batch x sequence": f"{run.global_batch_sequences:,} x {run.seq_len:,}",
-                     "metric": label, "measured": run.measured.value * scale, "bound": bound * scale,
-                     "% of bound": 100 * run.measured.value / bound, "key": run.key})
-    return pd.DataFrame(rows).set_index("run")

@@ -13,8 +13,10 @@ import numpy as np
 from hwlib.parallelism import STEP_PARTS, TrainStep
 from hwlib.viz.style import PALETTE, new_axes
 
-def plot_step_breakdown(steps: Sequence[TrainStep], labels: Sequence[str] | None = None, *,
-                        ax: plt.Axes | None = None) -> plt.Axes:
+
+def plot_step_breakdown(
+    steps: Sequence[TrainStep], labels: Sequence[str] | None = None, *, ax: plt.Axes | None = None
+) -> plt.Axes:
     """Horizontal stacked bars, one per step: compute, pipeline bubble and each collective's exposed time (s),
     with the MFU at the end of each bar; steps that do not fit are hatched and say so."""
     if not len(steps) or not all(isinstance(step, TrainStep) for step in steps):
@@ -30,8 +32,9 @@ def plot_step_breakdown(steps: Sequence[TrainStep], labels: Sequence[str] | None
     hatches = ["" if step.fits else "///" for step in steps]
     for name in shown:
         widths = np.array([s.parts_s[name] for s in steps])
-        bars = ax.barh(rows, widths, left=left, color=colours[name], label=name, height=0.6, edgecolor="white",
-                       linewidth=0.5)
+        bars = ax.barh(
+            rows, widths, left=left, color=colours[name], label=name, height=0.6, edgecolor="white", linewidth=0.5
+        )
         for bar, hatch in zip(bars, hatches):
             bar.set_hatch(hatch)
         left += widths

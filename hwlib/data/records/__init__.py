@@ -20,12 +20,28 @@ from hwlib.data.records.hardware import (
     require_chip,
     require_chips,
 )
-from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
 from hwlib.data.records.model_shape import ModelShape
+from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
 from hwlib.data.records.workloads import TRAINING_PARTS, Scenario, ServingRun, TrainingRecipe, TrainingRun
 
 __all__ = [
-    "ENERGY_FIELDS", "FABRIC_KINDS", "READ_ON", "SOURCES", "TRAINING_PARTS", "Chip", "Cluster", "Deployment",
-    "Fabric", "ModelShape", "Scenario", "ServingRun", "Sourced", "TrainingRecipe", "TrainingRun", "cite", "require", "require_chip",
+    "ENERGY_FIELDS",
+    "FABRIC_KINDS",
+    "READ_ON",
+    "SOURCES",
+    "TRAINING_PARTS",
+    "Chip",
+    "Cluster",
+    "Deployment",
+    "Fabric",
+    "ModelShape",
+    "Scenario",
+    "ServingRun",
+    "Sourced",
+    "TrainingRecipe",
+    "TrainingRun",
+    "cite",
+    "require",
+    "require_chip",
     "require_chips",
 ]

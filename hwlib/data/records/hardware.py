@@ -138,16 +138,27 @@ class Chip:
         """This record if it has every field in ``names``, else a ValueError naming the missing ones."""
         missing = [name for name in names if getattr(self, name) is None]
         if missing:
-            raise ValueError(f"chip {self.label} has no {', '.join(missing)}; the energy model needs "
-                             f"{', '.join(ENERGY_FIELDS)} (give them with hw.custom_chip, or use a record "
-                             "that has them: hw.chips(source='doc002'))")
+            raise ValueError(
+                f"chip {self.label} has no {', '.join(missing)}; the energy model needs "
+                f"{', '.join(ENERGY_FIELDS)} (give them with hw.custom_chip, or use a record "
+                "that has them: hw.chips(source='doc002'))"
+            )
         return self
 
     def sourced_values(self) -> dict[str, Sourced]:
         """Every sourced number of this record by field name (peaks as 'peak_flops[dtype]')."""
         values = {f"peak_flops[{dtype}]": q for dtype, q in self.peak_flops.items()}
-        for name in ("hbm", "hbm_visible", "hbm_bandwidth", "on_chip", "tdp", "interconnect", "ici_links",
-                     "ici_link_bandwidth", *ENERGY_FIELDS[:3]):
+        for name in (
+            "hbm",
+            "hbm_visible",
+            "hbm_bandwidth",
+            "on_chip",
+            "tdp",
+            "interconnect",
+            "ici_links",
+            "ici_link_bandwidth",
+            *ENERGY_FIELDS[:3],
+        ):
             if getattr(self, name) is not None:
                 values[name] = getattr(self, name)
         return values
@@ -168,7 +179,8 @@ class Fabric:
     directions (NVLink, ICI totals) and 1 when it is per direction (NIC line rates).
     ``domain_size`` is how many chips one domain of a scale-up fabric joins (None for
     scale-out networks and for document 002's unbounded assumption). ``chip_keys`` names
-    the chips it serves (empty: any). ``latency`` is one ring step's latency (s), where sourced. Chapter "The batch-size squeeze".
+    the chips it serves (empty: any). ``latency`` is one ring step's latency (s), where sourced. Chapter "The
+    batch-size squeeze".
     """
 
     key: str
@@ -278,8 +290,11 @@ class Deployment:
 
     def __post_init__(self) -> None:
         one_of("kind", self.kind, ("slice", "node"))
-        if list(self.sizes) != sorted(set(self.sizes)) or len(self.names) != len(self.sizes) \
-                or len(self.topologies) != len(self.sizes):
+        if (
+            list(self.sizes) != sorted(set(self.sizes))
+            or len(self.names) != len(self.sizes)
+            or len(self.topologies) != len(self.sizes)
+        ):
             raise ValueError("Deployment sizes must ascend, with one name and topology each")
 
     @property

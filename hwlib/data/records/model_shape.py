@@ -50,8 +50,9 @@ KV_TENSORS = 2
 """The cache holds keys and values."""
 
 
-def kv_bytes(seq_len: object, n_layers: object, n_kv_heads: object, head_dim: object, bytes_per_element: float,
-             batch: object = 1) -> object:
+def kv_bytes(
+    seq_len: object, n_layers: object, n_kv_heads: object, head_dim: object, bytes_per_element: float, batch: object = 1
+) -> object:
     """KV-cache bytes: 2 x n_layers x seq_len x n_kv_heads x head_dim x bytes per element x batch (the one formula)."""
     return KV_TENSORS * n_layers * seq_len * n_kv_heads * head_dim * bytes_per_element * batch
 
@@ -115,12 +116,15 @@ class ModelShape:
             one_of("ModelShape.mlp", self.mlp, MLP_KINDS)
         one_of("ModelShape.norm", self.norm, NORMS)
         if self.n_heads is not None and self.n_heads % self.n_kv_heads:
-            raise ValueError(f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads "
-                             f"({self.n_kv_heads})")
+            raise ValueError(
+                f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})"
+            )
         if self.n_experts:
             if not 1 <= self.experts_per_token <= self.n_experts:
-                raise ValueError(f"ModelShape.experts_per_token must be in 1..n_experts ({self.n_experts}), "
-                                 f"got {self.experts_per_token!r}")
+                raise ValueError(
+                    f"ModelShape.experts_per_token must be in 1..n_experts ({self.n_experts}), "
+                    f"got {self.experts_per_token!r}"
+                )
             if self.d_ff_expert is None:
                 raise ValueError("ModelShape.d_ff_expert is needed when n_experts > 0")
         elif self.experts_per_token or self.n_shared_experts:
@@ -153,8 +157,10 @@ class ModelShape:
         if self.n_experts == 0 and self.d_ff is None:
             missing.append("d_ff")
         if missing:
-            raise ValueError(f"model {self.name!r} gives no {', '.join(missing)}: its parameter and FLOP counts "
-                             f"need them (its published count is model.published_params)")
+            raise ValueError(
+                f"model {self.name!r} gives no {', '.join(missing)}: its parameter and FLOP counts "
+                f"need them (its published count is model.published_params)"
+            )
 
     # --- parameters ------------------------------------------------------------------
 
@@ -171,8 +177,11 @@ class ModelShape:
         if self.linear_bias:
             attention += d
         matrices = MATMULS_PER_MLP[self.mlp]
-        parts = {"embedding": float(self.vocab * d), "positions": float(self.learned_positions * d),
-                 "attention": float(self.n_layers * attention)}
+        parts = {
+            "embedding": float(self.vocab * d),
+            "positions": float(self.learned_positions * d),
+            "attention": float(self.n_layers * attention),
+        }
         if self.is_moe:
             used = self.experts_per_token if active else self.n_experts
             expert = matrices * d * self.d_ff_expert
@@ -182,7 +191,9 @@ class ModelShape:
             mlp = matrices * d * self.d_ff + ((self.d_ff + d) if self.linear_bias else 0)
             parts["mlp"] = float(self.n_layers * mlp)
         vectors = NORM_VECTORS[self.norm] * d
-        parts["norms"] = float(self.n_layers * self.norms_per_layer * vectors + (vectors if self.norms_per_layer else 0))
+        parts["norms"] = float(
+            self.n_layers * self.norms_per_layer * vectors + (vectors if self.norms_per_layer else 0)
+        )
         parts["lm_head"] = 0.0 if self.tied_embeddings else float(self.vocab * d)
         return parts
 
@@ -231,11 +242,20 @@ class ModelShape:
     def __str__(self) -> str:
         count = self.published_params or (self.params() if self.d_model else None)
         size = f", {count / 1e9:.2f}B params" if count else ""
-        return f"{self.name}: {self.n_layers} layers, {self.n_kv_heads} KV heads x {self.head_dim}, {self.attention}{size}"
+        return (
+            f"{self.name}: {self.n_layers} layers, {self.n_kv_heads} KV heads x {self.head_dim}, {self.attention}{size}"
+        )
 
     @classmethod
-    def from_hf_config(cls, config: Mapping | str, *, key: str = "custom", name: str | None = None,
-                       n_params: Sourced | None = None, source: str = "") -> ModelShape:
+    def from_hf_config(
+        cls,
+        config: Mapping | str,
+        *,
+        key: str = "custom",
+        name: str | None = None,
+        n_params: Sourced | None = None,
+        source: str = "",
+    ) -> ModelShape:
         """A ModelShape from a Hugging Face ``config.json`` (a dict or a path to the file).
 
         Reads the Llama, Mistral/Mixtral, Qwen2, Gemma 2 and GPT-2/GPT-NeoX families. Keys that change

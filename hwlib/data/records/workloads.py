@@ -13,7 +13,6 @@ from types import MappingProxyType
 from hwlib._checks import one_of
 from hwlib.data.records.hardware import FABRIC_KINDS
 
-
 TRAINING_PARTS = ("weights", "gradients", "master", "optimizer")
 """The four parts of a training state, in the order tables and figures show them."""
 

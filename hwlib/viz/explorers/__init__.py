@@ -21,7 +21,16 @@ from hwlib.viz.explorers.squeeze import BatchSqueezeExplorer
 from hwlib.viz.explorers.training import TrainingExplorer
 
 __all__ = [
-    "BatchSqueezeExplorer", "ByteEnergyExplorer", "EnergyShareExplorer", "Explorer", "KVCacheExplorer",
-    "MemoryBudgetExplorer", "ModelShapeExplorer", "RegimeExplorer", "RooflineExplorer", "ServingExplorer",
-    "StepIntensityExplorer", "TrainingExplorer",
+    "BatchSqueezeExplorer",
+    "ByteEnergyExplorer",
+    "EnergyShareExplorer",
+    "Explorer",
+    "KVCacheExplorer",
+    "MemoryBudgetExplorer",
+    "ModelShapeExplorer",
+    "RegimeExplorer",
+    "RooflineExplorer",
+    "ServingExplorer",
+    "StepIntensityExplorer",
+    "TrainingExplorer",
 ]

@@ -42,23 +42,31 @@ from hwlib.data.records import ENERGY_FIELDS, Chip, require_chips
 from hwlib.viz.style import STYLE
 
 _UNSET = object()
-_NOTE_BOX = ("border-left: 3px solid #8a8a80; background: #f7f7f4; padding: 4px 8px; font-size: 0.92em; "
-             "line-height: 1.45; max-width: 40em")
-_NARROW_CSS = ("<style>@media (max-width: 560px) {"
-               " .hw-explorer .widget-dropdown { flex-wrap: wrap; height: auto !important;"
-               " width: calc(100% - 4px) !important; }"
-               " .hw-explorer .widget-dropdown > .widget-label { width: 100% !important; max-width: 100% !important;"
-               " height: auto; line-height: 1.5; text-align: left; }"
-               " .hw-explorer .widget-dropdown > select { flex: 1 1 100%; max-width: 100%; }"
-               " .hw-explorer .widget-hbox > .widget-vbox { flex: 1 1 100%; } }</style>")
+_NOTE_BOX = (
+    "border-left: 3px solid #8a8a80; background: #f7f7f4; padding: 4px 8px; font-size: 0.92em; "
+    "line-height: 1.45; max-width: 40em"
+)
+_NARROW_CSS = (
+    "<style>@media (max-width: 560px) {"
+    " .hw-explorer .widget-dropdown { flex-wrap: wrap; height: auto !important;"
+    " width: calc(100% - 4px) !important; }"
+    " .hw-explorer .widget-dropdown > .widget-label { width: 100% !important; max-width: 100% !important;"
+    " height: auto; line-height: 1.5; text-align: left; }"
+    " .hw-explorer .widget-dropdown > select { flex: 1 1 100%; max-width: 100%; }"
+    " .hw-explorer .widget-hbox > .widget-vbox { flex: 1 1 100%; } }</style>"
+)
 """On a phone-width screen a dropdown's description moves above it, so long option labels keep the full width."""
-SAVED_STATE_NOTE = (f'<div class="hw-explorer-note" style="{_NOTE_BOX}"><b>Saved figure.</b> This is the state '
-                    "saved when the page was built: on a static page the controls do not recompute, so they are "
-                    "greyed out. To explore, run the chapter live in a kernel: <code>make lab</code>, from a clone "
-                    f"of the book's repository.</div>{_NARROW_CSS}")
+SAVED_STATE_NOTE = (
+    f'<div class="hw-explorer-note" style="{_NOTE_BOX}"><b>Saved figure.</b> This is the state '
+    "saved when the page was built: on a static page the controls do not recompute, so they are "
+    "greyed out. To explore, run the chapter live in a kernel: <code>make lab</code>, from a clone "
+    f"of the book's repository.</div>{_NARROW_CSS}"
+)
 """What an explorer says until a live front end is attached (all a static page ever shows)."""
-LIVE_NOTE = (f'<div class="hw-explorer-note" style="{_NOTE_BOX}"><b>Live.</b> Every change recomputes the figure '
-             f"and the summary.</div>{_NARROW_CSS}")
+LIVE_NOTE = (
+    f'<div class="hw-explorer-note" style="{_NOTE_BOX}"><b>Live.</b> Every change recomputes the figure '
+    f"and the summary.</div>{_NARROW_CSS}"
+)
 """What it says once a front end with a running kernel is attached (its controls are enabled then)."""
 PRINT_DPI = 160
 """Resolution of the static figure in an explorer's ``image/png`` form (what the PDF edition prints)."""
@@ -93,8 +101,11 @@ def _pixels(value: object, default: float) -> float:
 
 def _own_layout(widget: widgets.Widget, **changes: str) -> None:
     """Give ``widget`` a Layout of its own (controls often share one) with ``changes`` applied."""
-    traits = {name: getattr(widget.layout, name) for name in widget.layout.keys
-              if not name.startswith("_") and getattr(widget.layout, name) is not None}
+    traits = {
+        name: getattr(widget.layout, name)
+        for name in widget.layout.keys
+        if not name.startswith("_") and getattr(widget.layout, name) is not None
+    }
     widget.layout = widgets.Layout(**{**traits, **changes})
 
 
@@ -161,8 +172,9 @@ def default_record(preferred: object, offered: Sequence[object]) -> object:
     return preferred if any(preferred is record for record in offered) else offered[0]
 
 
-def offered_records(name: str, given: object, chosen: object, defaults: Sequence[object], preferred: object,
-                    kind: type, example: str) -> tuple[tuple, object]:
+def offered_records(
+    name: str, given: object, chosen: object, defaults: Sequence[object], preferred: object, kind: type, example: str
+) -> tuple[tuple, object]:
     """A dropdown's records (``given``, else ``defaults``) and the one it shows (``chosen``, else ``preferred``
     where offered), each checked as ``records_of`` and ``choose`` check them."""
     records = tuple(defaults) if given is None else records_of(f"{name}s", given, kind)
@@ -184,15 +196,17 @@ def number_in(name: str, value: object, low: float, high: float, what: str) -> f
     return float(value)
 
 
-def record_dropdown(records: Sequence[object], value: object, description: str, **options: object
-                    ) -> widgets.Dropdown:
+def record_dropdown(records: Sequence[object], value: object, description: str, **options: object) -> widgets.Dropdown:
     """A Dropdown over records (chips, models, clusters, recipes): labels shown, the record is the value."""
-    return widgets.Dropdown(options=[(getattr(r, "label", getattr(r, "name", str(r))), r) for r in records],
-                            value=value, description=description, **options)
+    return widgets.Dropdown(
+        options=[(getattr(r, "label", getattr(r, "name", str(r))), r) for r in records],
+        value=value,
+        description=description,
+        **options,
+    )
 
 
-def chip_dropdown(chips: Sequence[Chip], value: Chip, description: str = "chip", **options: object
-                  ) -> widgets.Dropdown:
+def chip_dropdown(chips: Sequence[Chip], value: Chip, description: str = "chip", **options: object) -> widgets.Dropdown:
     """A Dropdown of Chip records by label whose ``value`` is the record."""
     return record_dropdown(chips, value, description, **options)
 

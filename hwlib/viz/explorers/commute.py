@@ -63,9 +63,17 @@ class CommuteExplorer(Explorer):
 
     needs_energy = True
 
-    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, d: int = doc002.D_MODEL,
-                 T: int = doc002.SEQ_LEN, b_w: float = doc002.B_W, a: float = doc002.A,
-                 extra: Sequence[widgets.ValueWidget] = (), model: ModelShape | None = None) -> None:
+    def __init__(
+        self,
+        chips: Sequence[Chip] | None = None,
+        chip: Chip | None = None,
+        d: int = doc002.D_MODEL,
+        T: int = doc002.SEQ_LEN,
+        b_w: float = doc002.B_W,
+        a: float = doc002.A,
+        extra: Sequence[widgets.ValueWidget] = (),
+        model: ModelShape | None = None,
+    ) -> None:
         if chips is None:
             records = energy_chips() if self.needs_energy else all_chips("vendor")
         else:
@@ -85,15 +93,17 @@ class CommuteExplorer(Explorer):
         if model is not None and model not in dense:
             choose("model", model, dense, ModelShape, "hw.model('llama-3-8b')")
         self.chip = chip_dropdown(records, chip, style=STYLE)
-        self.layer = widgets.Dropdown(options=[(SOURCE_LAYER, None)] + [(m.name, m) for m in dense], value=model,
-                                      description="layer", style=STYLE)
+        self.layer = widgets.Dropdown(
+            options=[(SOURCE_LAYER, None)] + [(m.name, m) for m in dense], value=model, description="layer", style=STYLE
+        )
         self.d = widgets.SelectionSlider(options=COMMUTE_WIDTHS, value=d, description="d (hidden)", style=STYLE)
-        self.T = widgets.SelectionSlider(options=COMMUTE_TOKENS, value=T, description="T (tokens/visit)",
-                                         style=STYLE)
-        self.b_w = widgets.FloatSlider(value=b_w, min=B_W_RANGE[0], max=B_W_RANGE[1], step=B_W_RANGE[2],
-                                       description="b_w (B/param)", style=STYLE)
-        self.a = widgets.FloatSlider(value=a, min=A_RANGE[0], max=A_RANGE[1], step=A_RANGE[2],
-                                     description="a (B/token/d)", style=STYLE)
+        self.T = widgets.SelectionSlider(options=COMMUTE_TOKENS, value=T, description="T (tokens/visit)", style=STYLE)
+        self.b_w = widgets.FloatSlider(
+            value=b_w, min=B_W_RANGE[0], max=B_W_RANGE[1], step=B_W_RANGE[2], description="b_w (B/param)", style=STYLE
+        )
+        self.a = widgets.FloatSlider(
+            value=a, min=A_RANGE[0], max=A_RANGE[1], step=A_RANGE[2], description="a (B/token/d)", style=STYLE
+        )
         super().__init__([self.chip, self.layer, self.d, self.T, self.b_w, self.a, *extra])
 
     def background_key(self) -> tuple:
@@ -125,8 +135,13 @@ class ByteEnergyExplorer(CommuteExplorer):
         self._time = ax.axvline(1.0, color="k", ls="--", lw=1)
         self._floor = ax.axhline(1.0, color=PALETTE[2], lw=1)
         (self._point,) = ax.plot([1.0], [1.0], "D", color=PALETTE[3], ms=8)
-        ax.set(xscale="log", yscale="log", xlabel="HBM intensity (FLOP/byte)",
-               ylabel="dynamic energy per FLOP (pJ)", xlim=(self._INTENSITY[0], self._INTENSITY[-1]))
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="HBM intensity (FLOP/byte)",
+            ylabel="dynamic energy per FLOP (pJ)",
+            xlim=(self._INTENSITY[0], self._INTENSITY[-1]),
+        )
         ax.minorticks_off()
         return [self._point]
 
@@ -140,8 +155,10 @@ class ByteEnergyExplorer(CommuteExplorer):
         floor = record.flop_energy_j * 1e12
         self._floor.set_ydata([floor] * 2)
         self._ax.set_ylim(floor * 0.5, curve[0] * 1.5)
-        self._ax.set_title(f"{record.label}: balances {balance.energy:.0f} (energy, dash-dot) and "
-                           f"{balance.time:.0f} (time)", fontsize=8.5)
+        self._ax.set_title(
+            f"{record.label}: balances {balance.energy:.0f} (energy, dash-dot) and {balance.time:.0f} (time)",
+            fontsize=8.5,
+        )
 
     def refresh(self) -> str:
         record, step = self.chip.value, self.step()
@@ -150,12 +167,17 @@ class ByteEnergyExplorer(CommuteExplorer):
         self._point.set_data([intensity], [per_flop * 1e12])
         balance = machine_balance(record)
         hbm = step.hbm_weights_j + step.hbm_activations_j
-        energy_side = ("HBM bytes cost more than the FLOPs" if intensity < balance.energy
-                       else "the FLOPs cost more than the HBM bytes")
+        energy_side = (
+            "HBM bytes cost more than the FLOPs"
+            if intensity < balance.energy
+            else "the FLOPs cost more than the HBM bytes"
+        )
         time_side = "waits on HBM" if intensity < balance.time else "is compute-bound"
-        return (f"<b>I = {intensity:.4g} FLOP/B</b><br>{energy_side}<br>(HBM {hbm / step.arithmetic_j:.3g} x "
-                f"arithmetic)<br>the step {time_side}<br>{per_flop * 1e12:.3g} pJ per FLOP = "
-                f"{per_flop / ADD_EQUIVALENT_J:.0f} int8 adds")
+        return (
+            f"<b>I = {intensity:.4g} FLOP/B</b><br>{energy_side}<br>(HBM {hbm / step.arithmetic_j:.3g} x "
+            f"arithmetic)<br>the step {time_side}<br>{per_flop * 1e12:.3g} pJ per FLOP = "
+            f"{per_flop / ADD_EQUIVALENT_J:.0f} int8 adds"
+        )
 
 
 class StepIntensityExplorer(CommuteExplorer):
@@ -176,8 +198,14 @@ class StepIntensityExplorer(CommuteExplorer):
         self._tmin = ax.axvline(1.0, color=PALETTE[3], ls=":", lw=1.5)
         self._tmin_label = ax.text(1.0, 5e3, " T_min", color=PALETTE[3], fontsize=8, va="top")
         (self._point,) = ax.plot([1.0], [1.0], "D", color=PALETTE[3], ms=8)
-        ax.set(xscale="log", yscale="log", xlabel="tokens per weight visit T", ylabel="HBM intensity (FLOP/byte)",
-               xlim=(1, COMMUTE_TOKENS[-1]), ylim=(0.3, 1e4))
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="tokens per weight visit T",
+            ylabel="HBM intensity (FLOP/byte)",
+            xlim=(1, COMMUTE_TOKENS[-1]),
+            ylim=(0.3, 1e4),
+        )
         ax.minorticks_off()
         return [self._curve, self._tmin, self._tmin_label, self._point]
 
@@ -189,8 +217,10 @@ class StepIntensityExplorer(CommuteExplorer):
         self._energy.set_visible(energy)
         if energy:
             self._energy.set_ydata([balance.energy] * 2)
-            title = (f"{record.label}: balances {balance.time:.0f} (time, dashed) and "
-                     f"{balance.energy:.0f} (energy, dash-dot)")
+            title = (
+                f"{record.label}: balances {balance.time:.0f} (time, dashed) and "
+                f"{balance.energy:.0f} (energy, dash-dot)"
+            )
         else:
             title = f"{record.label}: time balance {balance.time:.0f} FLOP/B (dashed)"
         self._ax.set_title(title, fontsize=8.5)
@@ -206,9 +236,13 @@ class StepIntensityExplorer(CommuteExplorer):
         self._tmin_label.set_x(tokens if reachable else 1.0)
         self._tmin_label.set_visible(reachable)
         bound = "compute-bound" if is_compute_bound(step.intensity, record) else "held by HBM"
-        gemm = "the matrix units" if is_compute_bound(step.flops / step.weight_hbm_bytes, record) else "weight streaming"
+        gemm = (
+            "the matrix units" if is_compute_bound(step.flops / step.weight_hbm_bytes, record) else "weight streaming"
+        )
         reach = f"T_min = {tokens:,.0f}" if reachable else "no T reaches it (d < d_min)"
         smallest = float(d_min(record, a=a))
         smallest_text = f"{smallest:,.0f}" if np.isfinite(smallest) else "none (the on-chip memory is too small)"
-        return (f"<b>I = {step.intensity:.4g} FLOP/B, {bound}</b><br>{reach}; d_min = {smallest_text}<br>"
-                f"GEMM phase set by {gemm}<br>{format_seconds(step.time_s / self.T.value)} per token per layer")
+        return (
+            f"<b>I = {step.intensity:.4g} FLOP/B, {bound}</b><br>{reach}; d_min = {smallest_text}<br>"
+            f"GEMM phase set by {gemm}<br>{format_seconds(step.time_s / self.T.value)} per token per layer"
+        )

@@ -16,7 +16,15 @@ from hwlib.data import model as find_model
 from hwlib.data import models as all_models
 from hwlib.data.records import ModelShape
 from hwlib.units import format_bytes, format_flops
-from hwlib.viz.explorers.base import Explorer, choose, default_record, number_in, options_in, record_dropdown, records_of
+from hwlib.viz.explorers.base import (
+    Explorer,
+    choose,
+    default_record,
+    number_in,
+    options_in,
+    record_dropdown,
+    records_of,
+)
 from hwlib.viz.style import PALETTE
 
 CONTEXTS = tuple(2**p for p in range(7, 18))
@@ -37,8 +45,13 @@ def divisors(n: int) -> tuple[int, ...]:
 
 def _grouped(record: ModelShape, active: bool) -> list[float]:
     parts = record.param_breakdown(active)
-    return [parts["embedding"], parts["attention"], parts.get("mlp", 0.0) + parts.get("experts", 0.0),
-            parts["lm_head"], parts["norms"] + parts["positions"] + parts.get("router", 0.0)]
+    return [
+        parts["embedding"],
+        parts["attention"],
+        parts.get("mlp", 0.0) + parts.get("experts", 0.0),
+        parts["lm_head"],
+        parts["norms"] + parts["positions"] + parts.get("router", 0.0),
+    ]
 
 
 class ModelShapeExplorer(Explorer):
@@ -54,8 +67,14 @@ class ModelShapeExplorer(Explorer):
     figsize = (6.4, 3.6)
     margins = (0.14, 0.13, 0.97, 0.8)
 
-    def __init__(self, models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
-                 d_ff_scale: float = 1.0, n_kv_heads: int | None = None, seq_len: int = 8192) -> None:
+    def __init__(
+        self,
+        models: Sequence[ModelShape] | None = None,
+        model: ModelShape | None = None,
+        d_ff_scale: float = 1.0,
+        n_kv_heads: int | None = None,
+        seq_len: int = 8192,
+    ) -> None:
         records = all_models("vendor") if models is None else records_of("models", models, ModelShape)
         records = tuple(record for record in records if record.d_model is not None)
         if not records:
@@ -64,30 +83,43 @@ class ModelShapeExplorer(Explorer):
             model = default_record(find_model("Llama 3 70B"), records)
         if isinstance(model, ModelShape) and not any(model is record for record in records):
             if model.d_model is None:
-                raise ValueError(f"model {model.name!r} gives no d_model: its parameters and FLOPs cannot be "
-                                 "counted")
+                raise ValueError(f"model {model.name!r} gives no d_model: its parameters and FLOPs cannot be counted")
             records = (model, *records)
         model = choose("model", model, records, ModelShape, "hw.model('Llama 3 70B')")
         low, high, step = D_FF_SCALES
         number_in("d_ff_scale", d_ff_scale, low, high, "(times the model's MLP width)")
         n_kv_heads = model.n_kv_heads if n_kv_heads is None else n_kv_heads
-        options_in("n_kv_heads", n_kv_heads, divisors(model.n_heads),
-                   f"a divisor of the model's {model.n_heads} query heads {divisors(model.n_heads)}")
+        options_in(
+            "n_kv_heads",
+            n_kv_heads,
+            divisors(model.n_heads),
+            f"a divisor of the model's {model.n_heads} query heads {divisors(model.n_heads)}",
+        )
         options_in("seq_len", seq_len, CONTEXTS, f"a power of two from {CONTEXTS[0]} to {CONTEXTS[-1]}")
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(records, model, "model", layout=layout, style=style)
-        self.d_ff_scale = widgets.FloatSlider(value=d_ff_scale, min=low, max=high, step=step,
-                                              description="MLP width ×", readout_format=".2f", layout=layout,
-                                              style=style)
-        self.n_kv_heads = widgets.Dropdown(options=divisors(model.n_heads), value=n_kv_heads,
-                                           description="KV heads", layout=layout, style=style)
-        self.seq_len = widgets.SelectionSlider(options=CONTEXTS, value=seq_len, description="context",
-                                               layout=layout, style=style)
+        self.d_ff_scale = widgets.FloatSlider(
+            value=d_ff_scale,
+            min=low,
+            max=high,
+            step=step,
+            description="MLP width ×",
+            readout_format=".2f",
+            layout=layout,
+            style=style,
+        )
+        self.n_kv_heads = widgets.Dropdown(
+            options=divisors(model.n_heads), value=n_kv_heads, description="KV heads", layout=layout, style=style
+        )
+        self.seq_len = widgets.SelectionSlider(
+            options=CONTEXTS, value=seq_len, description="context", layout=layout, style=style
+        )
         super().__init__([self.model, self.d_ff_scale, self.n_kv_heads, self.seq_len])
 
     def arrange(self) -> widgets.Widget:
-        controls = widgets.HBox([widgets.VBox([self.model, self.d_ff_scale]),
-                                 widgets.VBox([self.n_kv_heads, self.seq_len])])
+        controls = widgets.HBox(
+            [widgets.VBox([self.model, self.d_ff_scale]), widgets.VBox([self.n_kv_heads, self.seq_len])]
+        )
         return widgets.VBox([controls, self.summary, self.image])
 
     def sync(self, owner: object) -> None:
@@ -111,10 +143,14 @@ class ModelShapeExplorer(Explorer):
     def setup(self) -> list:
         self._params_ax, self._flops_ax = axes = self.figure.subplots(2, 1, height_ratios=(2, 1))
         rows = np.array([0.0, 1.0])
-        self._param_bars = [self._params_ax.barh(rows, [0.0, 0.0], left=[0.0, 0.0], color=colour, height=0.7)
-                            for colour in PALETTE[: len(PARTS)]]
-        self._flop_bars = [self._flops_ax.barh([0.0], [0.0], left=[0.0], color=colour, height=0.6, edgecolor="0.3",
-                                               linewidth=0.5) for colour in PALETTE[5: 5 + len(FLOP_PARTS)]]
+        self._param_bars = [
+            self._params_ax.barh(rows, [0.0, 0.0], left=[0.0, 0.0], color=colour, height=0.7)
+            for colour in PALETTE[: len(PARTS)]
+        ]
+        self._flop_bars = [
+            self._flops_ax.barh([0.0], [0.0], left=[0.0], color=colour, height=0.6, edgecolor="0.3", linewidth=0.5)
+            for colour in PALETTE[5 : 5 + len(FLOP_PARTS)]
+        ]
         self._six_p = self._flops_ax.axvline(1.0, color="k", lw=2)
         self._six_p_active = self._flops_ax.axvline(1.0, color="k", lw=1.5, ls=":")
         self._param_text = [self._params_ax.text(0.0, row, "", va="center", fontsize=8) for row in rows]
@@ -122,8 +158,16 @@ class ModelShapeExplorer(Explorer):
         self._params_ax.set_yticks(rows, ["all", "per token"])
         self._params_ax.invert_yaxis()
         self._params_ax.set_xlabel("parameters (billions)", fontsize=9)
-        self._params_ax.legend(self._param_bars, PARTS, ncol=3, fontsize=7, loc="lower center",
-                               bbox_to_anchor=(0.45, 1.0), handlelength=1.0, columnspacing=0.8)
+        self._params_ax.legend(
+            self._param_bars,
+            PARTS,
+            ncol=3,
+            fontsize=7,
+            loc="lower center",
+            bbox_to_anchor=(0.45, 1.0),
+            handlelength=1.0,
+            columnspacing=0.8,
+        )
         self._flops_ax.legend(self._flop_bars, FLOP_PARTS, fontsize=7, loc="lower right", handlelength=1.0)
         self._flops_ax.set_yticks([0.0], ["training"])
         self._flops_ax.set_xlabel("FLOPs per token (GFLOP); black line: 6P, dotted: 6 × active P", fontsize=9)
@@ -157,8 +201,14 @@ class ModelShapeExplorer(Explorer):
         shape, seq_len = self.shape(), self.seq_len.value
         weights = 3 * shape.flops_per_token(0)
         total = shape.flops_per_token(seq_len, training=True)
-        return {"params": shape.params(), "active": shape.params(active=True), "weight_flops": weights,
-                "score_flops": total - weights, "training_flops": total, "forward_flops": total / 3}
+        return {
+            "params": shape.params(),
+            "active": shape.params(active=True),
+            "weight_flops": weights,
+            "score_flops": total - weights,
+            "training_flops": total,
+            "forward_flops": total / 3,
+        }
 
     def refresh(self) -> str:
         shape, counts = self.shape(), self.counts()
@@ -186,16 +236,21 @@ class ModelShapeExplorer(Explorer):
         record = self.model.value
         width = shape.d_ff_expert if shape.is_moe else shape.d_ff
         what = "expert width" if shape.is_moe else "MLP width"
-        active = (f" ({counts['active'] / 1e9:,.3g} B used per token)" if shape.is_moe else "")
+        active = f" ({counts['active'] / 1e9:,.3g} B used per token)" if shape.is_moe else ""
         change = counts["params"] / record.params() - 1
         versus = "the catalogue's shape" if shape is record else f"{100 * change:+.1f} % against {record.name}"
-        moe = (f", {counts['training_flops'] / (6 * counts['active']):.2f} × 6P with the active count"
-               if shape.is_moe else "")
-        return (f"<b>{shape.name}</b>: {what} {width:,}, {shape.n_kv_heads} KV heads of {shape.head_dim} "
-                f"({shape.attention}).<br><b>{counts['params'] / 1e9:,.3g} B parameters</b>{active}, {versus}; "
-                f"{format_bytes(shape.weight_bytes('bf16'), binary=False)} of bf16 weights; "
-                f"{format_bytes(shape.kv_bytes_per_token('bf16'))} of bf16 KV cache per token.<br>"
-                f"At a context of {self.seq_len.value:,} tokens one token costs "
-                f"{format_flops(counts['forward_flops'])} forward and <b>{format_flops(counts['training_flops'])} "
-                f"in training = {ratio:.2f} × 6P</b>{moe}; attention scores are "
-                f"{100 * counts['score_flops'] / counts['training_flops']:.1f} % of it.")
+        moe = (
+            f", {counts['training_flops'] / (6 * counts['active']):.2f} × 6P with the active count"
+            if shape.is_moe
+            else ""
+        )
+        return (
+            f"<b>{shape.name}</b>: {what} {width:,}, {shape.n_kv_heads} KV heads of {shape.head_dim} "
+            f"({shape.attention}).<br><b>{counts['params'] / 1e9:,.3g} B parameters</b>{active}, {versus}; "
+            f"{format_bytes(shape.weight_bytes('bf16'), binary=False)} of bf16 weights; "
+            f"{format_bytes(shape.kv_bytes_per_token('bf16'))} of bf16 KV cache per token.<br>"
+            f"At a context of {self.seq_len.value:,} tokens one token costs "
+            f"{format_flops(counts['forward_flops'])} forward and <b>{format_flops(counts['training_flops'])} "
+            f"in training = {ratio:.2f} × 6P</b>{moe}; attention scores are "
+            f"{100 * counts['score_flops'] / counts['training_flops']:.1f} % of it."
+        )

@@ -19,14 +19,9 @@ from hwlib.data import models as all_models
 from hwlib.data import recipe as find_recipe
 from hwlib.data import recipes as all_recipes
 from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe
-from hwlib.sharding import SHARDINGS, TrainingMemory, training_memory
-from hwlib.memory import (
-    RECOMPUTE,
-    deployment_chips,
-    deployment_name,
-    kv_cache_bytes,
-)
+from hwlib.memory import RECOMPUTE, deployment_chips, deployment_name, kv_cache_bytes
 from hwlib.serving import inference_step, max_batch
+from hwlib.sharding import SHARDINGS, TrainingMemory, training_memory
 from hwlib.units import format_bytes, format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,
@@ -64,14 +59,16 @@ def _offered_chips(chips: Sequence[Chip] | None, chip: Chip | None, default: str
     return offered_records("chip", chips, chip, deployable_chips(), find_chip(default), Chip, f"hw.chip({default!r})")
 
 
-def _offered_models(models: Sequence[ModelShape] | None, model: ModelShape | None, need_width: bool
-                    ) -> tuple[tuple[ModelShape, ...], ModelShape]:
+def _offered_models(
+    models: Sequence[ModelShape] | None, model: ModelShape | None, need_width: bool
+) -> tuple[tuple[ModelShape, ...], ModelShape]:
     records = all_models("vendor") if models is None else records_of("models", models, ModelShape)
     if need_width:
         records = tuple(record for record in records if record.d_model is not None and record.n_heads is not None)
         if not records:
-            raise ValueError("models must include a ModelShape with d_model and n_heads (the activation model "
-                             "needs them)")
+            raise ValueError(
+                "models must include a ModelShape with d_model and n_heads (the activation model needs them)"
+            )
     model = default_record(find_model("Llama 3 8B"), records) if model is None else model
     if need_width and isinstance(model, ModelShape) and model.d_model is None:
         raise ValueError(f"model {model.name!r} gives no d_model and n_heads; the activation model needs them")
@@ -87,23 +84,36 @@ class MemoryBudgetExplorer(Explorer):
     chips that hold it. Memory is never pooled: where no number of chips holds it the summary says
     why. ``chip``, ``model`` and ``recipe`` are records (defaults ``hw.chip("TPU v5e")``,
     ``hw.model("Llama 3 8B")``, ``hw.recipe("zero_mixed_adam")``); ``chips``, ``models`` and ``recipes``
-    narrow what the dropdowns offer (defaults: every deployable vendor chip, every published model and every recipe but the source documents'). Chapter "HBM
+    narrow what the dropdowns offer (defaults: every deployable vendor chip, every published model and every recipe but
+    the source documents'). Chapter "HBM
     budgets for training".
     """
 
     figsize = (6.4, 2.0)
     margins = (0.04, 0.3, 0.97, 0.72)
 
-    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
-                 models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
-                 recipe: TrainingRecipe | None = None, usable_fraction: float = doc000.USABLE_FRACTION,
-                 seq_len: int = doc000.KV_TOKENS_1P5B, recompute: str = "none", sharding: str = "zero-3",
-                 recipes: Sequence[TrainingRecipe] | None = None) -> None:
+    def __init__(
+        self,
+        chips: Sequence[Chip] | None = None,
+        chip: Chip | None = None,
+        models: Sequence[ModelShape] | None = None,
+        model: ModelShape | None = None,
+        recipe: TrainingRecipe | None = None,
+        usable_fraction: float = doc000.USABLE_FRACTION,
+        seq_len: int = doc000.KV_TOKENS_1P5B,
+        recompute: str = "none",
+        sharding: str = "zero-3",
+        recipes: Sequence[TrainingRecipe] | None = None,
+    ) -> None:
         chip_records, chip = _offered_chips(chips, chip, "TPU v5e")
         for record in chip_records:
             deployment(record)  # a KeyError naming a chip sold in no known deployment size
         model_records, model = _offered_models(models, model, need_width=True)
-        recipe_records = tuple(r for r in all_recipes() if not r.key.startswith("doc")) if recipes is None else records_of("recipes", recipes, TrainingRecipe)
+        recipe_records = (
+            tuple(r for r in all_recipes() if not r.key.startswith("doc"))
+            if recipes is None
+            else records_of("recipes", recipes, TrainingRecipe)
+        )
         recipe = default_record(find_recipe("zero_mixed_adam"), recipe_records) if recipe is None else recipe
         choose("recipe", recipe, recipe_records, TrainingRecipe, "hw.recipe('zero_mixed_adam')")
         options_in("seq_len", seq_len, SEQ_LENS, f"a power of two from {SEQ_LENS[0]} to {SEQ_LENS[-1]}")
@@ -113,41 +123,84 @@ class MemoryBudgetExplorer(Explorer):
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
         self.recipe = record_dropdown(recipe_records, recipe, "recipe", layout=layout, style=style)
-        self.sharding = widgets.Dropdown(options=list(SHARDINGS), value=sharding, description="sharding",
-                                         layout=layout, style=style)
+        self.sharding = widgets.Dropdown(
+            options=list(SHARDINGS), value=sharding, description="sharding", layout=layout, style=style
+        )
         self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
-        self.usable = widgets.FloatSlider(value=usable_fraction, min=0.5, max=1.0, step=0.05,
-                                          description="usable HBM", readout_format=".0%", layout=layout, style=style)
-        self.seq_len = widgets.SelectionSlider(options=SEQ_LENS, value=seq_len, description="sequence",
-                                               layout=layout, style=style)
-        self.recompute = widgets.Dropdown(options=[(_RECOMPUTE_LABELS[r], r) for r in RECOMPUTE], value=recompute,
-                                          description="recompute", layout=layout, style=style)
-        super().__init__([self.model, self.recipe, self.sharding, self.chip, self.usable, self.seq_len,
-                          self.recompute])
+        self.usable = widgets.FloatSlider(
+            value=usable_fraction,
+            min=0.5,
+            max=1.0,
+            step=0.05,
+            description="usable HBM",
+            readout_format=".0%",
+            layout=layout,
+            style=style,
+        )
+        self.seq_len = widgets.SelectionSlider(
+            options=SEQ_LENS, value=seq_len, description="sequence", layout=layout, style=style
+        )
+        self.recompute = widgets.Dropdown(
+            options=[(_RECOMPUTE_LABELS[r], r) for r in RECOMPUTE],
+            value=recompute,
+            description="recompute",
+            layout=layout,
+            style=style,
+        )
+        super().__init__([self.model, self.recipe, self.sharding, self.chip, self.usable, self.seq_len, self.recompute])
 
     def arrange(self) -> widgets.Widget:
-        controls = widgets.HBox([widgets.VBox([self.model, self.recipe, self.sharding, self.chip]),
-                                 widgets.VBox([self.usable, self.seq_len, self.recompute])])
+        controls = widgets.HBox(
+            [
+                widgets.VBox([self.model, self.recipe, self.sharding, self.chip]),
+                widgets.VBox([self.usable, self.seq_len, self.recompute]),
+            ]
+        )
         return widgets.VBox([controls, self.summary, self.image])
 
     def setup(self) -> list:
         labels = [*TRAINING_PARTS, "activations", "logits"]
         self._ax = ax = self.figure.add_subplot()
-        self._bars = list(ax.barh([0] * len(labels), [0.0] * len(labels), left=[0.0] * len(labels),
-                                  color=PALETTE[: len(labels)], height=0.6))
-        ax.set(xlim=(0, 105), ylim=(-0.5, 0.5), yticks=[], xlabel="share of what one chip holds (%); "
-               "black line: its usable HBM")
-        ax.legend(self._bars, labels, ncol=6, loc="lower center", bbox_to_anchor=(0.5, 1.02), fontsize=8,
-                  handlelength=1.0, columnspacing=0.8)
+        self._bars = list(
+            ax.barh(
+                [0] * len(labels),
+                [0.0] * len(labels),
+                left=[0.0] * len(labels),
+                color=PALETTE[: len(labels)],
+                height=0.6,
+            )
+        )
+        ax.set(
+            xlim=(0, 105),
+            ylim=(-0.5, 0.5),
+            yticks=[],
+            xlabel="share of what one chip holds (%); black line: its usable HBM",
+        )
+        ax.legend(
+            self._bars,
+            labels,
+            ncol=6,
+            loc="lower center",
+            bbox_to_anchor=(0.5, 1.02),
+            fontsize=8,
+            handlelength=1.0,
+            columnspacing=0.8,
+        )
         ax.grid(axis="y", visible=False)
         self._limit = ax.axvline(100.0, color="k", lw=2)
         return [*self._bars, self._limit]
 
     def memory(self) -> TrainingMemory:
         """What one chip holds for the current settings (``hw.training_memory``)."""
-        return training_memory(self.model.value, self.recipe.value, self.chip.value, self.seq_len.value,
-                               sharding=self.sharding.value, recompute=self.recompute.value,
-                               usable_fraction=self.usable.value)
+        return training_memory(
+            self.model.value,
+            self.recipe.value,
+            self.chip.value,
+            self.seq_len.value,
+            sharding=self.sharding.value,
+            recompute=self.recompute.value,
+            usable_fraction=self.usable.value,
+        )
 
     def parts_bytes(self) -> dict[str, float]:
         """Bytes of each part one chip holds for the current settings."""
@@ -163,20 +216,25 @@ class MemoryBudgetExplorer(Explorer):
         limit = min(100 * memory.usable_bytes / memory.per_chip_bytes, 104.0)
         self._limit.set_xdata([limit, limit])
         where = "per chip" if memory.n_chips else "on one chip"
-        head = (f"<b>{format_bytes(memory.per_chip_bytes)} {where}</b> (activations "
-                f"{format_bytes(memory.parts['activations'])}, logits {format_bytes(memory.parts['logits'])}) of "
-                f"{format_bytes(memory.usable_bytes)} usable")
+        head = (
+            f"<b>{format_bytes(memory.per_chip_bytes)} {where}</b> (activations "
+            f"{format_bytes(memory.parts['activations'])}, logits {format_bytes(memory.parts['logits'])}) of "
+            f"{format_bytes(memory.usable_bytes)} usable"
+        )
         if memory.n_chips is None:
             return f"{head}: <b>does not fit</b>: {memory.reason}"
         plan = deployment_chips(memory.n_chips * chip.capacity_bytes * self.usable.value, chip, self.usable.value)
-        return (f"{head}: <b>{memory.n_chips:,} chips</b> under {memory.sharding}; smallest deployment "
-                f"<b>{deployment_name(plan, chip)}</b>")
+        return (
+            f"{head}: <b>{memory.n_chips:,} chips</b> under {memory.sharding}; smallest deployment "
+            f"<b>{deployment_name(plan, chip)}</b>"
+        )
 
 
 class KVCacheExplorer(Explorer):
     """Model, chip, weight dtype, context length and batch -> KV-cache size and the decode-step bound.
 
-    One line per KV-cache dtype: ``hw.inference_step``'s lower bound against the batch, ending at the largest batch whose caches fit beside the weights; the markers sit at the
+    One line per KV-cache dtype: ``hw.inference_step``'s lower bound against the batch, ending at the largest batch
+    whose caches fit beside the weights; the markers sit at the
     chosen batch. ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``,
     ``hw.model("Llama 3 8B")``). Explained in the chapter "KV-cache precision".
     """
@@ -184,10 +242,17 @@ class KVCacheExplorer(Explorer):
     figsize = (6.0, 3.4)
     margins = (0.13, 0.16, 0.97, 0.9)
 
-    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
-                 models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
-                 weight_dtype: str = "bf16", seq_len: int = 8192, batch: int = 16,
-                 usable_fraction: float = doc000.USABLE_FRACTION) -> None:
+    def __init__(
+        self,
+        chips: Sequence[Chip] | None = None,
+        chip: Chip | None = None,
+        models: Sequence[ModelShape] | None = None,
+        model: ModelShape | None = None,
+        weight_dtype: str = "bf16",
+        seq_len: int = 8192,
+        batch: int = 16,
+        usable_fraction: float = doc000.USABLE_FRACTION,
+    ) -> None:
         chip_records, chip = _offered_chips(chips, chip, "H100-SXM")
         model_records, model = _offered_models(models, model, need_width=True)
         options_in("weight_dtype", weight_dtype, WEIGHT_DTYPES)
@@ -197,27 +262,34 @@ class KVCacheExplorer(Explorer):
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
         self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
-        self.weight_dtype = widgets.Dropdown(options=WEIGHT_DTYPES, value=weight_dtype, description="weights",
-                                             layout=layout, style=style)
-        self.seq_len = widgets.SelectionSlider(options=SEQ_LENS, value=seq_len, description="context",
-                                               layout=layout, style=style)
-        self.batch = widgets.SelectionSlider(options=BATCHES, value=batch, description="batch",
-                                             layout=layout, style=style)
+        self.weight_dtype = widgets.Dropdown(
+            options=WEIGHT_DTYPES, value=weight_dtype, description="weights", layout=layout, style=style
+        )
+        self.seq_len = widgets.SelectionSlider(
+            options=SEQ_LENS, value=seq_len, description="context", layout=layout, style=style
+        )
+        self.batch = widgets.SelectionSlider(
+            options=BATCHES, value=batch, description="batch", layout=layout, style=style
+        )
         self._x = np.array(BATCHES, dtype=float)
         super().__init__([self.model, self.chip, self.weight_dtype, self.seq_len, self.batch])
 
     def arrange(self) -> widgets.Widget:
-        controls = widgets.HBox([widgets.VBox([self.model, self.chip, self.weight_dtype]),
-                                 widgets.VBox([self.seq_len, self.batch])])
+        controls = widgets.HBox(
+            [widgets.VBox([self.model, self.chip, self.weight_dtype]), widgets.VBox([self.seq_len, self.batch])]
+        )
         return widgets.VBox([controls, self.summary, self.image])
 
     def setup(self) -> list:
         self._ax = ax = self.figure.add_subplot()
-        self._lines = [ax.plot(self._x, self._x, color=c, lw=2, label=f"KV {d}")[0]
-                       for c, d in zip(PALETTE, KV_DTYPES)]
+        self._lines = [ax.plot(self._x, self._x, color=c, lw=2, label=f"KV {d}")[0] for c, d in zip(PALETTE, KV_DTYPES)]
         self._points = [ax.plot([1.0], [1.0], "o", color=c, ms=7)[0] for c in PALETTE[: len(KV_DTYPES)]]
-        ax.set(xscale="log", xlabel="batch (sequences)", ylabel="decode step, lower bound (ms)",
-               xlim=(0.8, BATCHES[-1] * 1.25))
+        ax.set(
+            xscale="log",
+            xlabel="batch (sequences)",
+            ylabel="decode step, lower bound (ms)",
+            xlim=(0.8, BATCHES[-1] * 1.25),
+        )
         ax.minorticks_off()
         ax.legend(handles=self._lines, loc="upper left", fontsize=8)
         return self._points
@@ -231,9 +303,11 @@ class KVCacheExplorer(Explorer):
         weights = self.weight_dtype.value
         result = {}
         for dtype in KV_DTYPES:
-            result[dtype] = (kv_cache_bytes(seq_len, record, dtype=dtype),
-                             max_batch(record, chip, seq_len, 1, weights, dtype, self.usable_fraction),
-                             np.asarray(inference_step(record, chip, self._x, seq_len, 1, 1, weights, dtype).time_s))
+            result[dtype] = (
+                kv_cache_bytes(seq_len, record, dtype=dtype),
+                max_batch(record, chip, seq_len, 1, weights, dtype, self.usable_fraction),
+                np.asarray(inference_step(record, chip, self._x, seq_len, 1, 1, weights, dtype).time_s),
+            )
         return result
 
     def draw_background(self) -> None:
@@ -254,7 +328,10 @@ class KVCacheExplorer(Explorer):
             point.set_data([batch], [times[index] * 1e3])
             point.set_visible(fits)
             verdict = format_seconds(times[index]) if fits else "does not fit"
-            rows.append(f"<tr><td>{dtype}</td><td>{format_bytes(per_sequence)}</td><td>{fit:,}</td>"
-                        f"<td>{verdict}</td></tr>")
-        return ("<table><tr><th>KV dtype</th><th>cache per sequence</th><th>max batch</th>"
-                f"<th>step at batch {batch}</th></tr>" + "".join(rows) + "</table>")
+            rows.append(
+                f"<tr><td>{dtype}</td><td>{format_bytes(per_sequence)}</td><td>{fit:,}</td><td>{verdict}</td></tr>"
+            )
+        return (
+            "<table><tr><th>KV dtype</th><th>cache per sequence</th><th>max batch</th>"
+            f"<th>step at batch {batch}</th></tr>" + "".join(rows) + "</table>"
+        )

@@ -22,22 +22,8 @@ from hwlib.roofline import (
     ridge_point,
     roofline_time_s,
 )
-from hwlib.units import (
-    TERA,
-    dtype_bytes,
-    format_bytes,
-    format_flops,
-    format_flops_per_s,
-    format_seconds,
-)
-from hwlib.viz.explorers.base import (
-    Explorer,
-    chip_dropdown,
-    choose,
-    default_record,
-    options_in,
-    records_of,
-)
+from hwlib.units import TERA, dtype_bytes, format_bytes, format_flops, format_flops_per_s, format_seconds
+from hwlib.viz.explorers.base import Explorer, chip_dropdown, choose, default_record, options_in, records_of
 from hwlib.viz.style import PALETTE
 
 MATMUL_SIZES = tuple(2**p for p in range(17))
@@ -55,8 +41,15 @@ class RooflineExplorer(Explorer):
 
     margins = (0.14, 0.15, 0.97, 0.9)
 
-    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, m: int = 1024,
-                 k: int = 1024, n: int = 1024, dtype: str = "bf16") -> None:
+    def __init__(
+        self,
+        chips: Sequence[Chip] | None = None,
+        chip: Chip | None = None,
+        m: int = 1024,
+        k: int = 1024,
+        n: int = 1024,
+        dtype: str = "bf16",
+    ) -> None:
         records = all_chips("vendor") if chips is None else records_of("chips", chips, Chip)
         chip = default_record(find_chip("TPU v5e"), records) if chip is None else chip
         choose("chip", chip, records, Chip, "hw.chip('TPU v5e')")
@@ -66,8 +59,9 @@ class RooflineExplorer(Explorer):
             options_in(name, value, MATMUL_SIZES, f"a power of two from 1 to {MATMUL_SIZES[-1]}")
         layout, style = widgets.Layout(width="330px"), {"description_width": "70px"}
         self.chip = chip_dropdown(records, chip, layout=layout, style=style)
-        self.dtype = widgets.Dropdown(options=list(chip.peak_flops_per_s), value=dtype, description="dtype",
-                                      layout=layout, style=style)
+        self.dtype = widgets.Dropdown(
+            options=list(chip.peak_flops_per_s), value=dtype, description="dtype", layout=layout, style=style
+        )
         self.m, self.k, self.n = (
             widgets.SelectionSlider(options=MATMUL_SIZES, value=value, description=label, layout=layout, style=style)
             for value, label in ((m, "m (rows)"), (k, "k (inner)"), (n, "n (cols)"))
@@ -75,8 +69,9 @@ class RooflineExplorer(Explorer):
         super().__init__([self.chip, self.dtype, self.m, self.k, self.n])
 
     def arrange(self) -> widgets.Widget:
-        controls = widgets.HBox([widgets.VBox([self.chip, self.dtype, self.summary]),
-                                 widgets.VBox([self.m, self.k, self.n])])
+        controls = widgets.HBox(
+            [widgets.VBox([self.chip, self.dtype, self.summary]), widgets.VBox([self.m, self.k, self.n])]
+        )
         return widgets.VBox([controls, self.image])
 
     def setup(self) -> list:
@@ -84,8 +79,13 @@ class RooflineExplorer(Explorer):
         (self._roof,) = ax.plot(_INTENSITY, _INTENSITY, color=PALETTE[0], lw=2)
         self._ridge = ax.axvline(1.0, color="0.5", ls="--", lw=1)
         (self._point,) = ax.plot([1.0], [1.0], "D", color=PALETTE[3], ms=8)
-        ax.set(xscale="log", yscale="log", xlabel="arithmetic intensity (FLOP/byte)",
-               ylabel="attainable (TFLOP/s)", xlim=(_INTENSITY[0], _INTENSITY[-1]))
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlabel="arithmetic intensity (FLOP/byte)",
+            ylabel="attainable (TFLOP/s)",
+            xlim=(_INTENSITY[0], _INTENSITY[-1]),
+        )
         ax.minorticks_off()
         return [self._point]
 
@@ -116,7 +116,9 @@ class RooflineExplorer(Explorer):
         attained = attainable_flops_per_s(intensity, record, dtype)
         bound = "compute-bound" if is_compute_bound(intensity, record, dtype) else "memory-bound"
         self._point.set_data([intensity], [attained / TERA])
-        return (f"<b>{bound}</b><br>intensity {intensity:.4g} FLOP/B (ridge {ridge_point(record, dtype):.4g})<br>"
-                f"{format_flops(flops)}, {format_bytes(n_bytes)} moved<br>"
-                f"attainable {format_flops_per_s(attained)}<br>"
-                f"time at least {format_seconds(roofline_time_s(flops, n_bytes, record, dtype))}")
+        return (
+            f"<b>{bound}</b><br>intensity {intensity:.4g} FLOP/B (ridge {ridge_point(record, dtype):.4g})<br>"
+            f"{format_flops(flops)}, {format_bytes(n_bytes)} moved<br>"
+            f"attainable {format_flops_per_s(attained)}<br>"
+            f"time at least {format_seconds(roofline_time_s(flops, n_bytes, record, dtype))}"
+        )

@@ -18,14 +18,8 @@ from hwlib.data.records import Chip, ModelShape
 from hwlib.serving import PRECISIONS, compute_bound_batch, max_batch, time_to_first_token_s
 from hwlib.serving_plan import serving_curve, serving_name, tensor_parallel_sizes
 from hwlib.units import format_seconds
+from hwlib.viz.explorers.base import Explorer, chip_dropdown, offered_records, options_in, record_dropdown
 from hwlib.viz.explorers.memory import deployable_chips
-from hwlib.viz.explorers.base import (
-    Explorer,
-    chip_dropdown,
-    offered_records,
-    options_in,
-    record_dropdown,
-)
 from hwlib.viz.style import PALETTE
 
 CONTEXTS = tuple(2**p for p in range(9, 18))
@@ -36,8 +30,9 @@ _STYLE = {"description_width": "90px"}
 
 def servable_models() -> tuple[ModelShape, ...]:
     """Catalogue models with every dimension an inference step needs (MLP width and kind, vocabulary)."""
-    return tuple(m for m in all_models("vendor") if m.d_model and m.n_heads and m.mlp and m.vocab
-                 and (m.d_ff or m.d_ff_expert))
+    return tuple(
+        m for m in all_models("vendor") if m.d_model and m.n_heads and m.mlp and m.vocab and (m.d_ff or m.d_ff_expert)
+    )
 
 
 class ServingExplorer(Explorer):
@@ -54,13 +49,23 @@ class ServingExplorer(Explorer):
     figsize = (5.8, 3.6)
     margins = (0.14, 0.15, 0.97, 0.9)
 
-    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None,
-                 models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
-                 n_chips: int = 8, precision: str = "bf16", context_len: int = CONTEXTS[3], batch: int = 32) -> None:
-        chip_records, chip = offered_records("chip", chips, chip, deployable_chips(), find_chip("H100-SXM"), Chip,
-                                             "hw.chip('H100-SXM')")
-        model_records, model = offered_records("model", models, model, servable_models(), find_model("Llama 3 70B"),
-                                               ModelShape, "hw.model('Llama 3 70B')")
+    def __init__(
+        self,
+        chips: Sequence[Chip] | None = None,
+        chip: Chip | None = None,
+        models: Sequence[ModelShape] | None = None,
+        model: ModelShape | None = None,
+        n_chips: int = 8,
+        precision: str = "bf16",
+        context_len: int = CONTEXTS[3],
+        batch: int = 32,
+    ) -> None:
+        chip_records, chip = offered_records(
+            "chip", chips, chip, deployable_chips(), find_chip("H100-SXM"), Chip, "hw.chip('H100-SXM')"
+        )
+        model_records, model = offered_records(
+            "model", models, model, servable_models(), find_model("Llama 3 70B"), ModelShape, "hw.model('Llama 3 70B')"
+        )
         options_in("n_chips", n_chips, tensor_parallel_sizes(model, chip))
         options_in("precision", precision, tuple(PRECISIONS))
         options_in("context_len", context_len, CONTEXTS, f"a power of two from {CONTEXTS[0]} to {CONTEXTS[-1]}")
@@ -68,20 +73,28 @@ class ServingExplorer(Explorer):
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
         self.chip = chip_dropdown(chip_records, chip, layout=layout, style=style)
-        self.n_chips = widgets.Dropdown(options=tensor_parallel_sizes(model, chip), value=n_chips,
-                                        description="chips", layout=layout, style=style)
-        self.precision = widgets.Dropdown(options=tuple(PRECISIONS), value=precision, description="precision",
-                                          layout=layout, style=style)
-        self.context_len = widgets.SelectionSlider(options=CONTEXTS, value=context_len, description="context",
-                                                   layout=layout, style=style)
-        self.batch = widgets.SelectionSlider(options=BATCHES, value=batch, description="batch",
-                                             layout=layout, style=style)
+        self.n_chips = widgets.Dropdown(
+            options=tensor_parallel_sizes(model, chip), value=n_chips, description="chips", layout=layout, style=style
+        )
+        self.precision = widgets.Dropdown(
+            options=tuple(PRECISIONS), value=precision, description="precision", layout=layout, style=style
+        )
+        self.context_len = widgets.SelectionSlider(
+            options=CONTEXTS, value=context_len, description="context", layout=layout, style=style
+        )
+        self.batch = widgets.SelectionSlider(
+            options=BATCHES, value=batch, description="batch", layout=layout, style=style
+        )
         self._x = np.array(BATCHES)
         super().__init__([self.model, self.chip, self.n_chips, self.precision, self.context_len, self.batch])
 
     def arrange(self) -> widgets.Widget:
-        controls = widgets.HBox([widgets.VBox([self.model, self.chip, self.n_chips]),
-                                 widgets.VBox([self.precision, self.context_len, self.batch])])
+        controls = widgets.HBox(
+            [
+                widgets.VBox([self.model, self.chip, self.n_chips]),
+                widgets.VBox([self.precision, self.context_len, self.batch]),
+            ]
+        )
         return widgets.VBox([controls, self.image, self.summary])
 
     def sync(self, owner: object) -> None:
@@ -121,8 +134,9 @@ class ServingExplorer(Explorer):
         options = PRECISIONS[self.precision.value]
         self._curve = curve = serving_curve(model, chip, self.context_len.value, self._x, count, **options)
         self._turn = compute_bound_batch(model, chip, self.context_len.value, count, **options)
-        self._largest = max_batch(model, chip, self.context_len.value, count, options["weight_dtype"],
-                                  options["kv_dtype"])
+        self._largest = max_batch(
+            model, chip, self.context_len.value, count, options["weight_dtype"], options["kv_dtype"]
+        )
         self._first = time_to_first_token_s(model, chip, self.context_len.value, 1, count, **options)
         fits = curve.fits
         self._line.set_visible(bool(fits.any()))
@@ -142,16 +156,22 @@ class ServingExplorer(Explorer):
         fits = bool(curve.fits[index])
         self._point.set_visible(fits)
         self._point.set_data([curve.time_per_token_s[index] * 1e3], [curve.tokens_per_s_per_chip[index]])
-        turn = ("never: each sequence's cache reads outlast its FLOPs" if np.isinf(self._turn)
-                else f"{self._turn:,.0f}")
-        rows = [("runs on", where), ("largest batch that fits", f"{self._largest:,}"),
-                ("first token of one prompt", format_seconds(self._first)),
-                ("decode turns compute-bound at batch", turn)]
+        turn = "never: each sequence's cache reads outlast its FLOPs" if np.isinf(self._turn) else f"{self._turn:,.0f}"
+        rows = [
+            ("runs on", where),
+            ("largest batch that fits", f"{self._largest:,}"),
+            ("first token of one prompt", format_seconds(self._first)),
+            ("decode turns compute-bound at batch", turn),
+        ]
         if fits:
-            rows += [(f"time per output token at batch {batch:,}", format_seconds(curve.time_per_token_s[index])),
-                     ("tokens/s, system / per chip", f"{curve.tokens_per_s[index]:,.0f} / "
-                      f"{curve.tokens_per_s_per_chip[index]:,.0f}"),
-                     ("bound", str(curve.bound[index]))]
+            rows += [
+                (f"time per output token at batch {batch:,}", format_seconds(curve.time_per_token_s[index])),
+                (
+                    "tokens/s, system / per chip",
+                    f"{curve.tokens_per_s[index]:,.0f} / {curve.tokens_per_s_per_chip[index]:,.0f}",
+                ),
+                ("bound", str(curve.bound[index])),
+            ]
         else:
             rows.append((f"batch {batch:,}", "does not fit"))
         return "<table>" + "".join(f"<tr><td>{a}</td><td><b>{b}</b></td></tr>" for a, b in rows) + "</table>"

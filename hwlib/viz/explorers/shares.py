@@ -71,20 +71,27 @@ class EnergyShareExplorer(_StackedShares):
     """
 
     time_parts = (("GEMM phase", PALETTE[0]), ("element-wise phase", PALETTE[1]))
-    energy_parts = (("arithmetic", PALETTE[0]), ("HBM weights", PALETTE[3]), ("HBM activations", PALETTE[1]),
-                    ("static", _STATIC))
+    energy_parts = (
+        ("arithmetic", PALETTE[0]),
+        ("HBM weights", PALETTE[3]),
+        ("HBM activations", PALETTE[1]),
+        ("static", _STATIC),
+    )
 
     def refresh(self) -> str:
         step = self.step()
         time_parts = np.array([step.gemm_time_s, step.elementwise_time_s]) / step.time_s
-        energy_parts = np.array([step.arithmetic_j, step.hbm_weights_j, step.hbm_activations_j,
-                                 step.static_j]) / step.energy_j
+        energy_parts = (
+            np.array([step.arithmetic_j, step.hbm_weights_j, step.hbm_activations_j, step.static_j]) / step.energy_j
+        )
         self.place(time_parts, energy_parts)
         ratio = step.elementwise_time_s / step.gemm_time_s
-        return (f"<b>element-wise / GEMM time = {ratio:.3g}</b><br>element-wise share of time "
-                f"{100 * time_parts[1]:.1f} %<br>HBM activations / arithmetic energy "
-                f"{100 * step.hbm_activations_j / step.arithmetic_j:.1f} %<br>"
-                f"{step.energy_j / step.flops * 1e12:.3g} pJ per FLOP all-in")
+        return (
+            f"<b>element-wise / GEMM time = {ratio:.3g}</b><br>element-wise share of time "
+            f"{100 * time_parts[1]:.1f} %<br>HBM activations / arithmetic energy "
+            f"{100 * step.hbm_activations_j / step.arithmetic_j:.1f} %<br>"
+            f"{step.energy_j / step.flops * 1e12:.3g} pJ per FLOP all-in"
+        )
 
 
 class RegimeExplorer(_StackedShares):
@@ -102,11 +109,23 @@ class RegimeExplorer(_StackedShares):
     time_parts = (("layers", PALETTE[0]), ("optimizer", PALETTE[1]), ("all-reduce", PALETTE[2]))
     energy_parts = (("arithmetic", PALETTE[3]), ("HBM", PALETTE[4]), ("static", PALETTE[5]))  # as hw.plot_regimes
 
-    def __init__(self, chips: Sequence[Chip] | None = None, chip: Chip | None = None, d: int = doc002.D_MODEL,
-                 T: int = doc002.SEQ_LEN, b_w: float = doc002.B_W, a: float = doc002.A,
-                 n_layers: int = doc002.N_LAYERS, vocab: int = doc002.VOCAB, seq_len: int = doc002.SEQ_LEN,
-                 micro_batches: int = 1, n_chips: int = 1, fabric: str = "scale-out",
-                 model: ModelShape | None = None, fabrics: Mapping[Chip, Mapping[str, Fabric]] | None = None) -> None:
+    def __init__(
+        self,
+        chips: Sequence[Chip] | None = None,
+        chip: Chip | None = None,
+        d: int = doc002.D_MODEL,
+        T: int = doc002.SEQ_LEN,
+        b_w: float = doc002.B_W,
+        a: float = doc002.A,
+        n_layers: int = doc002.N_LAYERS,
+        vocab: int = doc002.VOCAB,
+        seq_len: int = doc002.SEQ_LEN,
+        micro_batches: int = 1,
+        n_chips: int = 1,
+        fabric: str = "scale-out",
+        model: ModelShape | None = None,
+        fabrics: Mapping[Chip, Mapping[str, Fabric]] | None = None,
+    ) -> None:
         self._fabrics = _chip_fabrics(fabrics)
         positive("n_layers", n_layers, integral=True)
         non_negative("vocab", vocab, integral=True)
@@ -115,18 +134,24 @@ class RegimeExplorer(_StackedShares):
         options_in("micro_batches", micro_batches, MICRO_BATCHES)
         options_in("n_chips", n_chips, DP_CHIPS)
         options_in("fabric", fabric, FABRIC_KINDS)
-        self.micro_batches = widgets.SelectionSlider(options=MICRO_BATCHES, value=micro_batches,
-                                                     description="micro-batches", style=STYLE)
-        self.n_chips = widgets.SelectionSlider(options=DP_CHIPS, value=n_chips, description="chips (DP)",
-                                               style=STYLE)
-        self.fabric = widgets.Dropdown(options=[(FABRIC_LABELS[kind], kind) for kind in FABRIC_KINDS], value=fabric,
-                                       description="fabric", style=STYLE)
+        self.micro_batches = widgets.SelectionSlider(
+            options=MICRO_BATCHES, value=micro_batches, description="micro-batches", style=STYLE
+        )
+        self.n_chips = widgets.SelectionSlider(options=DP_CHIPS, value=n_chips, description="chips (DP)", style=STYLE)
+        self.fabric = widgets.Dropdown(
+            options=[(FABRIC_LABELS[kind], kind) for kind in FABRIC_KINDS],
+            value=fabric,
+            description="fabric",
+            style=STYLE,
+        )
         super().__init__(chips, chip, d, T, b_w, a, extra=[self.micro_batches, self.n_chips, self.fabric], model=model)
         offered = self.chip.options
         for record in self._fabrics:
             if not any(record is option for _, option in offered):
-                raise ValueError(f"fabrics names chip {record.label!r}, which is not among the explorer's chips "
-                                 f"{[option.label for _, option in offered]}")
+                raise ValueError(
+                    f"fabrics names chip {record.label!r}, which is not among the explorer's chips "
+                    f"{[option.label for _, option in offered]}"
+                )
 
     def fabric_for(self, chip: Chip, kind: str) -> Fabric:
         """The fabric of ``kind`` the explorer runs ``chip`` over: its entry in ``fabrics``, else ``regime_fabric``."""
@@ -140,10 +165,19 @@ class RegimeExplorer(_StackedShares):
         record, width, count = self.chip.value, self.width(), self.n_chips.value
         bandwidth = None if count == 1 else self.fabric_for(record, self.fabric.value).bytes_per_s
         shape = not isinstance(width, int)
-        return training_step(width, self.T.value, record, None if shape else self.n_layers,
-                             micro_batches=self.micro_batches.value, n_chips=count, fabric_bytes_per_s=bandwidth,
-                             n_params=None if shape else transformer_params(width, self.n_layers, self.vocab),
-                             seq_len=self.seq_len, b_w=self.b_w.value, a=self.a.value)
+        return training_step(
+            width,
+            self.T.value,
+            record,
+            None if shape else self.n_layers,
+            micro_batches=self.micro_batches.value,
+            n_chips=count,
+            fabric_bytes_per_s=bandwidth,
+            n_params=None if shape else transformer_params(width, self.n_layers, self.vocab),
+            seq_len=self.seq_len,
+            b_w=self.b_w.value,
+            a=self.a.value,
+        )
 
     def refresh(self) -> str:
         try:
@@ -155,11 +189,12 @@ class RegimeExplorer(_StackedShares):
         time_parts = np.array([step.layers_time_s, step.optimizer_time_s, step.allreduce_time_s]) / step.time_s
         energy_parts = np.array([step.arithmetic_j, step.hbm_j, step.static_j]) / step.energy_j
         self.place(time_parts, energy_parts)
-        over = "" if self.n_chips.value == 1 else \
-            f" over {self.fabric_for(self.chip.value, self.fabric.value).label}"
-        return (f"<b>{format_seconds(step.time_per_token_s)} and {step.energy_per_token_j * 1e3:.3g} mJ per token</b><br>"
-                f"{step.tokens_per_step:,.0f} tokens per step per chip{over}<br>slowdown vs peak {step.slowdown:.3g}x<br>"
-                f"step intensity {step.intensity:.3g} FLOP/B")
+        over = "" if self.n_chips.value == 1 else f" over {self.fabric_for(self.chip.value, self.fabric.value).label}"
+        return (
+            f"<b>{format_seconds(step.time_per_token_s)} and {step.energy_per_token_j * 1e3:.3g} mJ per token</b><br>"
+            f"{step.tokens_per_step:,.0f} tokens per step per chip{over}<br>slowdown vs peak {step.slowdown:.3g}x<br>"
+            f"step intensity {step.intensity:.3g} FLOP/B"
+        )
 
 
 def _chip_fabrics(fabrics: object) -> dict:
@@ -167,7 +202,9 @@ def _chip_fabrics(fabrics: object) -> dict:
     if fabrics is None:
         return {}
     if not isinstance(fabrics, Mapping):
-        raise TypeError(f"fabrics must map a Chip to {{kind: Fabric}}, e.g. {{a100: {{'scale-out': ib}}}}, got {fabrics!r}")
+        raise TypeError(
+            f"fabrics must map a Chip to {{kind: Fabric}}, e.g. {{a100: {{'scale-out': ib}}}}, got {fabrics!r}"
+        )
     checked = {}
     for record, chosen in fabrics.items():
         if not isinstance(record, Chip):

@@ -42,7 +42,8 @@ def _vendor_clusters() -> tuple[Cluster, ...]:
 class TrainingExplorer(Explorer):
     """Model, cluster, chips, tensor/pipeline/context degrees, recompute, batch and sequence -> one training step.
 
-    The chips left over after tp x pp x cp go to FSDP; micro-batches are one sequence each. The bar splits the step (``hw.train_step``) into
+    The chips left over after tp x pp x cp go to FSDP; micro-batches are one sequence each. The bar splits the step
+    (``hw.train_step``) into
     compute, pipeline bubble and each collective's exposed time; the summary gives the MFU, the memory per
     chip against what is usable and, where the mesh does not work, why. Chapter "Sharding a training step".
     """
@@ -50,50 +51,99 @@ class TrainingExplorer(Explorer):
     figsize = (6.2, 3.0)
     margins = (0.05, 0.4, 0.97, 0.95)
 
-    def __init__(self, clusters: Sequence[Cluster] | None = None, cluster: Cluster | None = None,
-                 models: Sequence[ModelShape] | None = None, model: ModelShape | None = None,
-                 n_chips: int = 256, tp: int = 8, pp: int = 1, cp: int = 1, recompute: str = "selective",
-                 global_batch_tokens: int = BATCH_TOKENS[3], seq_len: int = SEQ_LENS[2]) -> None:
-        cluster_records, cluster = offered_records("cluster", clusters, cluster, _vendor_clusters(),
-                                                   find_cluster("hgx-h100-ndr"), Cluster, "hw.cluster('hgx-h100-ndr')")
-        model_records, model = offered_records("model", models, model, servable_models(), find_model("Llama 3 70B"),
-                                               ModelShape, "hw.model('Llama 3 70B')")
-        for name, value, options in (("n_chips", n_chips, CHIP_COUNTS), ("tp", tp, DEGREES), ("pp", pp, DEGREES),
-                                     ("cp", cp, DEGREES), ("recompute", recompute, RECOMPUTE),
-                                     ("global_batch_tokens", global_batch_tokens, BATCH_TOKENS),
-                                     ("seq_len", seq_len, SEQ_LENS)):
+    def __init__(
+        self,
+        clusters: Sequence[Cluster] | None = None,
+        cluster: Cluster | None = None,
+        models: Sequence[ModelShape] | None = None,
+        model: ModelShape | None = None,
+        n_chips: int = 256,
+        tp: int = 8,
+        pp: int = 1,
+        cp: int = 1,
+        recompute: str = "selective",
+        global_batch_tokens: int = BATCH_TOKENS[3],
+        seq_len: int = SEQ_LENS[2],
+    ) -> None:
+        cluster_records, cluster = offered_records(
+            "cluster",
+            clusters,
+            cluster,
+            _vendor_clusters(),
+            find_cluster("hgx-h100-ndr"),
+            Cluster,
+            "hw.cluster('hgx-h100-ndr')",
+        )
+        model_records, model = offered_records(
+            "model", models, model, servable_models(), find_model("Llama 3 70B"), ModelShape, "hw.model('Llama 3 70B')"
+        )
+        for name, value, options in (
+            ("n_chips", n_chips, CHIP_COUNTS),
+            ("tp", tp, DEGREES),
+            ("pp", pp, DEGREES),
+            ("cp", cp, DEGREES),
+            ("recompute", recompute, RECOMPUTE),
+            ("global_batch_tokens", global_batch_tokens, BATCH_TOKENS),
+            ("seq_len", seq_len, SEQ_LENS),
+        ):
             options_in(name, value, options)
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
         self.model = record_dropdown(model_records, model, "model", layout=layout, style=style)
         self.cluster = record_dropdown(cluster_records, cluster, "cluster", layout=layout, style=style)
-        self.n_chips = widgets.SelectionSlider(options=CHIP_COUNTS, value=n_chips, description="chips",
-                                               layout=layout, style=style)
-        self.tp = widgets.SelectionSlider(options=DEGREES, value=tp, description="tensor (tp)", layout=layout,
-                                          style=style)
-        self.pp = widgets.SelectionSlider(options=DEGREES, value=pp, description="pipeline (pp)", layout=layout,
-                                          style=style)
-        self.cp = widgets.SelectionSlider(options=DEGREES, value=cp, description="context (cp)", layout=layout,
-                                          style=style)
-        self.recompute = widgets.Dropdown(options=RECOMPUTE, value=recompute, description="recompute",
-                                          layout=layout, style=style)
+        self.n_chips = widgets.SelectionSlider(
+            options=CHIP_COUNTS, value=n_chips, description="chips", layout=layout, style=style
+        )
+        self.tp = widgets.SelectionSlider(
+            options=DEGREES, value=tp, description="tensor (tp)", layout=layout, style=style
+        )
+        self.pp = widgets.SelectionSlider(
+            options=DEGREES, value=pp, description="pipeline (pp)", layout=layout, style=style
+        )
+        self.cp = widgets.SelectionSlider(
+            options=DEGREES, value=cp, description="context (cp)", layout=layout, style=style
+        )
+        self.recompute = widgets.Dropdown(
+            options=RECOMPUTE, value=recompute, description="recompute", layout=layout, style=style
+        )
         self.global_batch_tokens = widgets.SelectionSlider(
-            options=[(f"{t / 2**20:g} Mi", t) for t in BATCH_TOKENS], value=global_batch_tokens,
-            description="batch (tokens)", layout=layout, style=style)
-        self.seq_len = widgets.SelectionSlider(options=SEQ_LENS, value=seq_len, description="sequence",
-                                               layout=layout, style=style)
-        super().__init__([self.model, self.cluster, self.n_chips, self.tp, self.pp, self.cp, self.recompute,
-                          self.global_batch_tokens, self.seq_len])
+            options=[(f"{t / 2**20:g} Mi", t) for t in BATCH_TOKENS],
+            value=global_batch_tokens,
+            description="batch (tokens)",
+            layout=layout,
+            style=style,
+        )
+        self.seq_len = widgets.SelectionSlider(
+            options=SEQ_LENS, value=seq_len, description="sequence", layout=layout, style=style
+        )
+        super().__init__(
+            [
+                self.model,
+                self.cluster,
+                self.n_chips,
+                self.tp,
+                self.pp,
+                self.cp,
+                self.recompute,
+                self.global_batch_tokens,
+                self.seq_len,
+            ]
+        )
 
     def arrange(self) -> widgets.Widget:
-        controls = widgets.HBox([widgets.VBox([self.model, self.cluster, self.n_chips, self.recompute]),
-                                 widgets.VBox([self.tp, self.pp, self.cp, self.global_batch_tokens, self.seq_len])])
+        controls = widgets.HBox(
+            [
+                widgets.VBox([self.model, self.cluster, self.n_chips, self.recompute]),
+                widgets.VBox([self.tp, self.pp, self.cp, self.global_batch_tokens, self.seq_len]),
+            ]
+        )
         return widgets.VBox([controls, self.image, self.summary])
 
     def setup(self) -> list:
         self._ax = ax = self.figure.add_subplot()
         colours = ("#999999", "#DDDDDD", *PALETTE)
-        self._bars = [ax.barh([0], [0.0], left=[0.0], color=c, height=0.5, label=name)[0]
-                      for name, c in zip(STEP_PARTS, colours)]
+        self._bars = [
+            ax.barh([0], [0.0], left=[0.0], color=c, height=0.5, label=name)[0] for name, c in zip(STEP_PARTS, colours)
+        ]
         ax.set(yticks=[], xlabel="time of one step (s)")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=4, fontsize=7, frameon=False)
         return self._bars
@@ -113,9 +163,15 @@ class TrainingExplorer(Explorer):
             return None, f"tp x pp x cp = {tp * pp * cp} does not divide {count} chips"
         mesh = Mesh(fsdp=count // (tp * pp * cp), tp=tp, pp=pp, cp=cp)
         try:
-            return train_step(self.model.value, self.cluster.value, mesh, self.global_batch_tokens.value,
-                              self.seq_len.value, micro_batch_tokens=self.seq_len.value,
-                              recompute=self.recompute.value), ""
+            return train_step(
+                self.model.value,
+                self.cluster.value,
+                mesh,
+                self.global_batch_tokens.value,
+                self.seq_len.value,
+                micro_batch_tokens=self.seq_len.value,
+                recompute=self.recompute.value,
+            ), ""
         except (ValueError, KeyError) as error:
             return None, str(error)
 
@@ -130,9 +186,16 @@ class TrainingExplorer(Explorer):
         if step is None:
             return f"<b>{problem}</b>"
         exposed = sum(step.exposed_comm_time_s.values())
-        rows = [("mesh", str(step.mesh)), ("step", format_seconds(step.time_s)),
-                ("tokens/s", f"{step.tokens_per_s:,.0f}"), ("MFU", f"{100 * step.mfu:.0f} %"),
-                ("exposed communication", format_seconds(exposed) if exposed else "none"),
-                ("memory per chip", f"{format_bytes(step.memory_per_chip_bytes)} of {format_bytes(step.usable_bytes)} "
-                                    "usable" + ("" if step.fits else ": does not fit"))]
+        rows = [
+            ("mesh", str(step.mesh)),
+            ("step", format_seconds(step.time_s)),
+            ("tokens/s", f"{step.tokens_per_s:,.0f}"),
+            ("MFU", f"{100 * step.mfu:.0f} %"),
+            ("exposed communication", format_seconds(exposed) if exposed else "none"),
+            (
+                "memory per chip",
+                f"{format_bytes(step.memory_per_chip_bytes)} of {format_bytes(step.usable_bytes)} "
+                "usable" + ("" if step.fits else ": does not fit"),
+            ),
+        ]
         return "<table>" + "".join(f"<tr><td>{a}</td><td><b>{b}</b></td></tr>" for a, b in rows) + "</table>"

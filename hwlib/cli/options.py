@@ -1,0 +1,83 @@
+"""The values ``hwlib``'s options take, each checked as argparse reads it, and the model an option names."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+import hwlib as hw
+
+MESH_AXES = ("dp", "fsdp", "tp", "pp", "ep", "cp")
+
+
+def _real(text: str, ok: Callable[[float], bool], what: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and ok(value)):
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}")
+    return value
+
+
+def count(text: str) -> int:
+    """A whole number >= 1; '1,024', '1_024' and '1e6' are accepted."""
+    return int(
+        _real(
+            text.replace(",", "").replace("_", ""),
+            lambda value: value.is_integer() and value >= 1,
+            "a whole number >= 1",
+        )
+    )
+
+
+def milliseconds(text: str) -> float:
+    """A duration in ms, > 0."""
+    return _real(text, lambda value: value > 0, "a number of milliseconds > 0")
+
+
+def fraction(text: str) -> float:
+    """A share in (0, 1]."""
+    return _real(text, lambda value: 0 < value <= 1, "a fraction in (0, 1], e.g. 0.8")
+
+
+def precision(text: str) -> str:
+    """A key of ``hw.PRECISIONS``, matched ignoring case, spaces and punctuation ('int8-weights')."""
+
+    def squash(name: str) -> str:
+        return re.sub(r"[^a-z0-9]", "", name.lower())
+
+    for key in hw.PRECISIONS:
+        if squash(key) == squash(text):
+            return key
+    raise argparse.ArgumentTypeError(f"unknown precision {text!r}; one of {', '.join(map(repr, hw.PRECISIONS))}")
+
+
+def mesh(text: str) -> dict[str, int]:
+    """'dp=8,tp=4' -> {'dp': 8, 'tp': 4}; axes are MESH_AXES, sizes whole numbers >= 1."""
+    sizes = {}
+    for item in filter(None, text.replace(" ", "").split(",")):
+        axis, _, size = item.partition("=")
+        if axis not in MESH_AXES or not size:
+            raise argparse.ArgumentTypeError(f"must be axis=size pairs over {', '.join(MESH_AXES)}, got {text!r}")
+        sizes[axis] = count(size)
+    if not sizes:
+        raise argparse.ArgumentTypeError(f"must name at least one axis, e.g. dp=8,tp=4, got {text!r}")
+    return sizes
+
+
+def load_model(args: argparse.Namespace) -> hw.ModelShape:
+    """The model of ``--model`` (``hw.model``) or of ``--config`` (a Hugging Face config.json)."""
+    if args.config is None:
+        return hw.model(args.model)
+    path = Path(args.config)
+    try:
+        with path.open(encoding="utf-8") as handle:
+            config = json.load(handle)
+    except (OSError, ValueError) as error:  # no such file, or not JSON
+        raise ValueError(f"--config {args.config}: {getattr(error, 'strerror', None) or error}") from None
+    return hw.ModelShape.from_hf_config(config, key=path.stem)

@@ -1,0 +1,145 @@
+"""What a ``hwlib`` command answers, printed three ways: aligned text with units, one JSON object, or CSV.
+
+A command builds a ``Report``: heading lines, then blocks in order, each a ``Table`` whose rows carry both the
+cells a person reads ('12.3 ms') and the values a script reads (``{"time_per_output_token_s": 0.0123}``).
+A table without a ``key`` is a list of labelled fields: its rows' values go to the top level of the JSON
+object. Values are SI numbers whose names end in their unit (``_s``, ``_bytes``, ``_per_s``), counts, strings
+or booleans; an infinite or undefined number is ``null``.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import math
+import textwrap
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import hwlib as hw
+
+
+@dataclass
+class Table:
+    """Rows of cells shown to a person and values given to a script. ``header`` None: labelled fields."""
+
+    key: str | None = None
+    header: Sequence[str] | None = None
+    align: str = ""
+    rows: list[tuple[list[str], dict[str, object]]] = field(default_factory=list)
+
+    def add(self, cells: Sequence[object], values: dict[str, object] | None = None) -> None:
+        self.rows.append(([str(cell) for cell in cells], dict(values or {})))
+
+    def text(self) -> str:
+        """The rows as aligned plain text: column i left-aligned where ``align[i]`` is 'l' (default: the first
+        column left, the others right), a rule under the header."""
+        if not self.rows:
+            return ""
+        cells = ([list(self.header)] if self.header else []) + [row for row, _ in self.rows]
+        widths = [max(len(row[i]) for row in cells) for i in range(len(cells[0]))]
+        align = self.align or "l" + "r" * (len(widths) - 1)
+        lines = []
+        for row in cells:
+            lines.append(
+                "  "
+                + "  ".join(
+                    cell.ljust(w) if a == "l" else cell.rjust(w) for cell, w, a in zip(row, widths, align)
+                ).rstrip()
+            )
+            if self.header and len(lines) == 1:
+                lines.append("  " + "  ".join("-" * w for w in widths))
+        return "\n".join(lines)
+
+
+@dataclass
+class Report:
+    """One command's answer: heading lines, tables and fields in order, notes; ``csv_table`` names the table
+    that ``--csv`` prints (None: the answer is not a table)."""
+
+    command: str
+    heading: list[str]
+    inputs: dict[str, object]
+    blocks: list[Table | str] = field(default_factory=list)
+    csv_table: str | None = None
+
+    def fields(self) -> Table:
+        """A new block of labelled fields (label, then what it shows)."""
+        block = Table(align="ll")
+        self.blocks.append(block)
+        return block
+
+    def table(self, key: str, header: Sequence[str], align: str = "") -> Table:
+        block = Table(key, header, align)
+        self.blocks.append(block)
+        return block
+
+    def note(self, text: str) -> None:
+        self.blocks.append(text)
+
+    def text(self) -> str:
+        parts = ["\n".join(self.heading)]
+        for block in self.blocks:
+            shown = (
+                block.text()
+                if isinstance(block, Table)
+                else textwrap.fill(block, 110, initial_indent="  ", subsequent_indent="  ")
+            )
+            if shown:
+                parts.append(shown)
+        return "\n\n".join(parts) + "\n"
+
+    def json(self) -> str:
+        answer: dict[str, object] = {"command": self.command, "inputs": self.inputs}
+        notes = []
+        for block in self.blocks:
+            if isinstance(block, str):
+                notes.append(block)
+            elif block.key is None:
+                for _, values in block.rows:
+                    answer.update(values)
+            else:
+                answer[block.key] = [values for _, values in block.rows]
+        if notes:
+            answer["notes"] = notes
+        return json.dumps(plain(answer), indent=2) + "\n"
+
+    def csv(self) -> str:
+        table = next(b for b in self.blocks if isinstance(b, Table) and b.key == self.csv_table)
+        columns = list(dict.fromkeys(key for _, values in table.rows for key in values))
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow(columns)
+        for _, values in table.rows:
+            writer.writerow(["" if (v := plain(values.get(key))) is None else v for key in columns])
+        return out.getvalue()
+
+
+def plain(value: object) -> object:
+    """``value`` as JSON has it: numpy scalars as Python numbers, inf and NaN as None, containers recursively."""
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [plain(v) for v in value]
+    if isinstance(value, bool) or value is None or isinstance(value, str):
+        return value
+    if hasattr(value, "item"):  # a numpy scalar or 0-d array
+        value = value.item()
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    return value
+
+
+def seconds(value: float) -> str:
+    """A duration for people ('12.3 ms', '0 s'); 'none' where there is none (inf)."""
+    if value == 0:
+        return "0 s"
+    return hw.format_seconds(value) if math.isfinite(value) else "none"
+
+
+def rate(tokens_per_s: float) -> str:
+    """Tokens per second for people: whole tokens from 100 up, three significant figures below, never '0'."""
+    if tokens_per_s >= 100 or tokens_per_s == 0:
+        return f"{tokens_per_s:,.0f} tokens/s"
+    return f"{hw.format_number(tokens_per_s, 3)} tokens/s"

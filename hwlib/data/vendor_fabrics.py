@@ -1,0 +1,257 @@
+"""Systems as their vendors describe them: fabrics, clusters and the sizes chips are sold in.
+
+What the all-reduce model needs from a :class:`~hwlib.data.records.Fabric` is bandwidth per
+chip per direction. Vendors quote it two ways, and each record says which: NVLink and TPU
+ICI as a chip's total over all links with both directions summed (``directions=2``; these
+are the chips' ``interconnect`` values, reused, not stored twice), NIC line rates per port
+per direction (``directions=1``). A line rate is an upper bound: encoding (64b/66b) and
+protocol headers take a few per cent. Explained in the chapters "The batch-size squeeze"
+and "HBM budgets for training".
+"""
+
+from __future__ import annotations
+
+from hwlib.data.literature import ICI_HOP_LATENCY, NET_RING_STEP_LATENCY, NVLINK_RING_STEP_LATENCY
+from hwlib.data.records import Fabric, cite
+from hwlib.data.vendor_chips import CHIPS as _CHIPS
+
+GBIT = 1e9 / 8
+"""Bytes/s in one Gb/s (NIC line rates are quoted in bits per second)."""
+
+_CHIP = {record.key: record for record in _CHIPS}
+
+_BASEPOD = cite(
+    "NVIDIA DGX BasePOD reference architecture, Core Components, https://docs.nvidia.com/dgx-basepod/"
+    "reference-architecture-infrastructure-foundation-enterprise-ai/latest/core-components.html"
+)
+_NVSWITCH_TABLE = cite("NVIDIA NVLink and NVSwitch page, https://www.nvidia.com/en-us/data-center/nvlink/")
+_CONNECTX6 = cite("https://docs.nvidia.com/networking/display/ConnectX6EN/Introduction")
+_CONNECTX8 = cite(
+    "NVIDIA ConnectX-8 SuperNIC Firmware Release Notes v40.44.0208, Changes and New Features, "
+    "https://docs.nvidia.com/networking/display/connectx8firmwarev40440208/changes+and+new+features"
+)
+_TPU_V5P = cite("https://docs.cloud.google.com/tpu/docs/v5p")
+_TPU_V5E = cite("https://docs.cloud.google.com/tpu/docs/v5e")
+_TPU_V4 = cite("https://docs.cloud.google.com/tpu/docs/v4")
+_V4_BOOK = cite(
+    "Austin et al., 'How to Scale Your Model', Google DeepMind, https://jax-ml.github.io/scaling-book/tpus/ "
+    "(jax-ml/scaling-book, tpus.md, commit 04d8de58), table 'ICI BW/link (one-way, bytes/s)' and 'bidi'"
+)
+_TPU_V6E = cite("https://docs.cloud.google.com/tpu/docs/v6e.md.txt")
+_NVL72 = cite("https://aiwiki.ai/wiki/nvidia_gb200_nvl72 (third-party)")
+
+_PER_DIRECTION = (
+    "Line rate per port, per direction (full duplex); bits/s divided by 8. Encoding (64b/66b) "
+    "and protocol headers leave a few per cent less for data."
+)
+_NODE_8 = "8 GPUs joined by NVSwitch in one HGX/DGX node; beyond it traffic leaves over the NICs."
+
+
+def _ici_2d(chip_key: str, label: str, page: object) -> Fabric:
+    """A v5e or v6e pod's ICI: the chip's interconnect total over its four ports, a 256-chip 2D torus."""
+    return Fabric(
+        key=f"ici-{chip_key}",
+        name=f"{label} ICI",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP[chip_key].interconnect,
+        directions=2,
+        domain_size=page(
+            256,
+            "chips",
+            "TPU Pod size | 256 chips",
+            f"A {chip_key} pod: a 16x16 2D torus ('Interconnect topology | 2D torus').",
+        ),
+        chip_keys=(chip_key,),
+        aliases=(f"ICI {chip_key}", f"{chip_key} ICI"),
+        latency=ICI_HOP_LATENCY,
+        note="Per chip over its four ICI ports ('ICI ports per chip | 4'), both directions summed.",
+    )
+
+
+FABRICS: tuple[Fabric, ...] = (
+    Fabric(
+        key="nvlink3",
+        name="NVLink 3 (A100)",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP["a100-80gb"].interconnect,
+        directions=2,
+        domain_size=_NVSWITCH_TABLE(
+            8,
+            "chips",
+            "Number of GPUs with direct connection / node: Up to 8",
+            f"Second-generation NVSwitch (DGX A100 / HGX A100 8-GPU board). {_NODE_8} Seen in a stored "
+            "third-party copy of NVIDIA's NVSwitch table (jingchaozhang.github.io/A100-white-paper).",
+        ),
+        chip_keys=("a100-40gb", "a100-80gb"),
+        aliases=("NVLink 3", "nvlink-a100"),
+        latency=NVLINK_RING_STEP_LATENCY,
+        note="12 links x 25 GB/s per direction = 300 GB/s per direction per GPU.",
+    ),
+    Fabric(
+        key="nvlink4",
+        name="NVLink 4 (H100/H200)",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP["h100-sxm"].interconnect,
+        directions=2,
+        domain_size=_BASEPOD(
+            8, "chips", "Eight NVIDIA Hopper GPUs. Four NVIDIA NVSwitch chips.", f"DGX H100/H200. {_NODE_8}"
+        ),
+        chip_keys=("h100-sxm", "h200"),
+        aliases=("NVLink 4", "nvlink-h100"),
+        latency=NVLINK_RING_STEP_LATENCY,
+        note="18 links x 25 GB/s per direction = 450 GB/s per direction per GPU.",
+    ),
+    Fabric(
+        key="nvlink5",
+        name="NVLink 5 (B200)",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP["b200"].interconnect,
+        directions=2,
+        domain_size=_BASEPOD(
+            8,
+            "chips",
+            "Built with eight NVIDIA B200",
+            f"DGX B200. {_NODE_8} A GB200 NVL72 rack joins 72 GPUs in one NVLink domain.",
+        ),
+        chip_keys=("b200",),
+        aliases=("NVLink 5", "nvlink-b200"),
+        latency=NVLINK_RING_STEP_LATENCY,
+        note="18 links x 50 GB/s per direction = 900 GB/s per direction per GPU.",
+    ),
+    Fabric(
+        key="ici-v5p",
+        name="TPU v5p ICI",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP["v5p"].interconnect,
+        directions=2,
+        domain_size=_TPU_V5P(
+            6144,
+            "chips",
+            "The largest job that can be scheduled is a 96 cube (6144 chip) job.",
+            "Largest v5p slice, a 16x16x24 3D torus; a pod has 8960 chips ('Number of chips per pod 8960').",
+        ),
+        chip_keys=("v5p",),
+        aliases=("ICI v5p", "v5p ICI", "ici"),
+        latency=ICI_HOP_LATENCY,
+        note="Per chip over all six torus links. An all-reduce reaches it only when it runs over all "
+        "three torus axes at once (full cubes with wrap-around); hwlib treats it as the per-direction "
+        "bandwidth of one flat ring, an upper bound.",
+    ),
+    Fabric(
+        key="ici-v4",
+        name="TPU v4 ICI",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_V4_BOOK(
+            6 * 2 * _CHIP["v4"].ici_link_bytes_per_s,
+            "B/s",
+            "TPU v4p | 4.5e10 | 9e10",
+            "Six links ('nearest 6 neighbors') of 4.5e10 B/s each way; Google's v4 page gives no per-chip ICI figure.",
+        ),
+        directions=2,
+        domain_size=_TPU_V4(
+            4096,
+            "chips",
+            "TPU Pod size | 4096 chips",
+            "A v4 pod; slices of AxBxC with 2A=B=C or 2A=2B=C, each a multiple of 4, can be a 3D "
+            "torus ('can be configured as a 3D torus').",
+        ),
+        chip_keys=("v4",),
+        aliases=("ICI v4", "v4 ICI"),
+        latency=ICI_HOP_LATENCY,
+        note="Per chip over its six ICI links, both directions summed.",
+    ),
+    *(
+        _ici_2d(key, label, cite_page)
+        for key, label, cite_page in (("v5e", "TPU v5e", _TPU_V5E), ("v6e", "TPU v6e", _TPU_V6E))
+    ),
+    Fabric(
+        key="nvlink5-nvl72",
+        name="NVLink 5 (GB200 NVL72)",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP["b200"].interconnect,
+        directions=2,
+        domain_size=_NVL72(
+            72,
+            "chips",
+            "72 Blackwell GPUs and 36 Grace CPUs ... joined into one NVLink domain",
+            "Third-party summary of NVIDIA's GB200 NVL72 (aiwiki.ai); NVIDIA's own product page was "
+            "not among the stored copies. NVIDIA's NVLink docs state 'Support for up to 576 GPUs in "
+            "a single NVLink domain'.",
+        ),
+        chip_keys=("b200",),
+        aliases=("NVL72", "nvlink-nvl72"),
+        latency=NVLINK_RING_STEP_LATENCY,
+        note="Each GPU's NVLink 5 as on the B200 (18 links x 50 GB/s per direction), through the rack's NVLink "
+        "switch trays to all 72.",
+    ),
+    Fabric(
+        key="ib-hdr",
+        name="InfiniBand HDR (200 Gb/s)",
+        kind="scale-out",
+        source="vendor",
+        bandwidth=_CONNECTX6(
+            200 * GBIT,
+            "B/s",
+            "up to two ports of 200Gb/s for InfiniBand and Ethernet",
+            f"ConnectX-6 VPI. {_PER_DIRECTION} A DGX A100 has eight single-port HDR NICs "
+            "for its compute fabric, one per GPU. NVIDIA's switch manual gives the same rate in "
+            "its title, 'QM87xx 1U HDR 200Gb/s InfiniBand Switch Systems User Manual'.",
+        ),
+        directions=1,
+        latency=NET_RING_STEP_LATENCY,
+        aliases=("HDR", "IB HDR", "hdr"),
+    ),
+    Fabric(
+        key="ib-ndr",
+        name="InfiniBand NDR (400 Gb/s)",
+        kind="scale-out",
+        source="vendor",
+        bandwidth=_BASEPOD(
+            400 * GBIT,
+            "B/s",
+            "eight single-port NVIDIA ConnectX-7 VPI ... up to 400 Gb/s InfiniBand/Ethernet",
+            f"DGX H100/H200 and DGX B200: one ConnectX-7 per GPU. {_PER_DIRECTION}",
+        ),
+        directions=1,
+        latency=NET_RING_STEP_LATENCY,
+        aliases=("NDR", "IB NDR", "ndr"),
+    ),
+    Fabric(
+        key="ib-xdr",
+        name="InfiniBand XDR (800 Gb/s)",
+        kind="scale-out",
+        source="vendor",
+        bandwidth=_CONNECTX8(
+            800 * GBIT,
+            "B/s",
+            "ConnectX-8 SuperNIC supports 800Gb/s or XDR IB or 2 x 400GbE link speeds",
+            f"{_PER_DIRECTION} The DGX B200 ships with NDR ConnectX-7 NICs; XDR is the ConnectX-8 upgrade.",
+        ),
+        directions=1,
+        latency=NET_RING_STEP_LATENCY,
+        aliases=("XDR", "IB XDR", "xdr"),
+    ),
+    Fabric(
+        key="roce-400",
+        name="RoCE 400 GbE",
+        kind="scale-out",
+        source="vendor",
+        bandwidth=_BASEPOD(
+            400 * GBIT,
+            "B/s",
+            "up to 400 Gb/s InfiniBand/Ethernet",
+            f"The same ConnectX-7 ports run as 400 Gb/s Ethernet with RDMA over Converged Ethernet. {_PER_DIRECTION}",
+        ),
+        directions=1,
+        latency=NET_RING_STEP_LATENCY,
+        aliases=("RoCE", "400GbE", "roce"),
+    ),
+)
+"""Every vendor fabric: scale-up domains first, then scale-out networks."""

@@ -1,0 +1,107 @@
+"""Where a parallel group runs: its topology on a cluster, and the time of a collective or a send on it.
+
+A group of ``size`` chips whose members sit ``stride`` chips apart (the product of the groups laid out
+inside it, innermost first as Megatron-LM lays them out; Narayanan et al. 2021, arXiv:2104.04473,
+Sec. 3) stays in one node when ``stride x size`` is at most the node size, crosses only NICs when
+``stride`` is a whole node, and is a hierarchy of both between; on a TPU slice it takes the torus
+axes in the same order. Collective times are ``hw.collective_time_s`` on that topology. Chapter
+"Sharding a training step".
+"""
+
+from __future__ import annotations
+
+from hwlib._checks import whole_count
+from hwlib.collectives import collective_time_s, hierarchy, switch, torus
+from hwlib.data import deployment
+from hwlib.data.literature import ICI_HOP_LATENCY, TORUS_WRAPAROUND_CHIPS
+from hwlib.data.records import Cluster, require
+
+
+def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int) -> object:
+    """The topology of one group of ``size`` chips at ``stride`` in ``cluster`` (None for one chip).
+
+    GPUs: the node's switch, the NICs' network (a full-bisection switch) or a hierarchy of both.
+    TPU slices: a sub-torus of the slice's shape (``hw.deployment``), its axes in layout order.
+    Chapter "Sharding a training step".
+    """
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    size, stride, n_chips = (
+        whole_count(name, value) for name, value in (("size", size), ("stride", stride), ("n_chips", n_chips))
+    )
+    if size == 1:
+        return None
+    node = cluster.node_fabric
+    if cluster.network is None:  # one TPU slice on its ICI
+        return _sub_torus(cluster, size, stride, n_chips)
+    node_size = cluster.node_size or n_chips
+    inner_latency = node.latency_s
+    outer = cluster.network
+    if stride * size <= node_size:
+        return switch(size, node.bytes_per_s, inner_latency)
+    if stride >= node_size:
+        return switch(size, outer.bytes_per_s, outer.latency_s)
+    inside = node_size // stride
+    return hierarchy(
+        switch(inside, node.bytes_per_s, inner_latency), switch(size // inside, outer.bytes_per_s, outer.latency_s)
+    )
+
+
+def _slice_shape(cluster: Cluster, n_chips: int) -> tuple[int, ...]:
+    plan = deployment(cluster.chip)
+    if n_chips not in plan.sizes:
+        raise ValueError(f"n_chips={n_chips} is not a slice size of {cluster.chip.label} {plan.sizes}")
+    topology = plan.topologies[plan.sizes.index(n_chips)]
+    return tuple(int(axis) for axis in topology.split("x"))
+
+
+def _sub_torus(cluster: Cluster, size: int, stride: int, n_chips: int) -> object:
+    """The axes of the slice this group spans: the slice's axes split into prime factors, the inner groups
+    taking the first ``stride`` of them, this group the next ``size``; an axis wraps around only where the
+    group spans all of it and the slice has wraparound: 3D slices of a full 4x4x4 cube and larger, per the
+    scaling book; 2D (v5e, v6e) slices are taken without (no source states theirs)."""
+    shape = _slice_shape(cluster, n_chips)
+    wraps = n_chips >= TORUS_WRAPAROUND_CHIPS.value and len(shape) == 3
+    factors = [(axis, prime) for axis, length in enumerate(shape) for prime in _primes(length)]
+    taken, product, index = {}, 1, 0
+    while product < stride:  # the inner groups' factors
+        product *= factors[index][1]
+        index += 1
+    product = 1
+    while product < size and index < len(factors):
+        axis, prime = factors[index]
+        taken[axis] = taken.get(axis, 1) * prime
+        product *= prime
+        index += 1
+    if product != size:
+        raise ValueError(f"a group of {size} chips at stride {stride} does not tile the {shape} slice")
+    axes = sorted(taken.items())
+    return torus(
+        tuple(length for _, length in axes),
+        cluster.chip.ici_link_bytes_per_s,
+        ICI_HOP_LATENCY.value,
+        tuple(wraps and length == shape[axis] for axis, length in axes),
+    )
+
+
+def _primes(length: int) -> list[int]:
+    found, rest, divisor = [], length, 2
+    while rest > 1:
+        while rest % divisor == 0:
+            found.append(divisor)
+            rest //= divisor
+        divisor += 1
+    return found
+
+
+def group_time_s(kind: str, n_bytes: float, topology: object) -> float:
+    """``collective_time_s`` on a group's topology; 0 for a group of one chip (None) or no bytes."""
+    return 0.0 if topology is None or n_bytes <= 0 else float(collective_time_s(kind, n_bytes, topology))
+
+
+def send_time_s(n_bytes: float, topology: object) -> float:
+    """A send between neighbouring pipeline stages: one latency and the bytes at the group's link rate."""
+    if topology is None:
+        return 0.0
+    level = topology.outer if hasattr(topology, "outer") else topology
+    rate = level.bytes_per_s if hasattr(level, "bytes_per_s") else level.link_bytes_per_s
+    return level.latency_s + n_bytes / rate
