@@ -1,14 +1,15 @@
 """Open every page of the built book in headless Chromium and check what a reader sees.
 
-Run after the book is built (`make test` does both): `pytest browser_tests`. Each page
-is served from _build/html on 127.0.0.1 and must load with no JavaScript error and no
-request to any other host (the book works offline); figures load, math is typeset,
-widgets render from their saved state, solutions stay folded until clicked, glued
-numbers are present and internal links resolve. A full-page screenshot of each page is
-written to _build/screenshots/ for a person to look at.
+Run after the book is built (`make test` does both): `pytest browser_tests`. Each page is served
+from _build/html on 127.0.0.1 and loaded once, in one browser, and every check below reads that one
+load: it must come with no JavaScript error and no request to any other host (the book works
+offline; Chromium resolves no other host name); figures load, math is typeset, widgets render from
+their saved state, explorers say they are saved and fit the page (and, with the same page narrowed
+to 390 px, a phone), solutions stay folded until clicked, glued numbers are present and internal
+links resolve. A full-page screenshot of each page, taken as it loads, goes to _build/screenshots/.
 
-Without Chromium (Debian's `chromium` package) or Playwright these tests are skipped
-with a message, except under CI=true, where a missing browser fails the run.
+Without Chromium (Debian's `chromium` package) or Playwright these tests are skipped with one
+message, except under CI=true, where a missing browser fails the run.
 """
 
 from __future__ import annotations
@@ -28,8 +29,14 @@ ROOT = Path(__file__).resolve().parents[1]
 SITE = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
 SCREENSHOTS = SITE.parent / "screenshots"
 BROWSER_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-sync",
-    "--disable-background-networking", "--disable-component-update",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-sync",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1",  # offline: no other host resolves
 ]
 PAGES = sorted(path.relative_to(SITE).as_posix() for path in (SITE / "book").rglob("*.html"))
 
@@ -80,29 +87,38 @@ class PageVisit:
         self.page.on("pageerror", lambda error: self.errors.append(f"uncaught: {error}"))
         self.page.on("console", lambda message: message.type == "error" and self.errors.append(message.text))
         self.page.on("response", lambda r: r.status >= 400 and self.errors.append(f"HTTP {r.status} {r.url}"))
-        self.page.route("**/*", self._only_local)
+        self.page.on("request", self._note_outside)
         self.url = urljoin(site_url, page_path)
         self.page.goto(self.url, wait_until="networkidle")
         self.page.wait_for_function("!window.MathJax || !MathJax.startup || MathJax.startup.promise")
         self.page.evaluate("window.MathJax && MathJax.startup ? MathJax.startup.promise : null")
+        if self.page.locator(".hw-explorer").count():
+            self.page.wait_for_selector(".hw-explorer img", timeout=15_000)
 
-    def _only_local(self, route):
-        url = route.request.url
-        if urlparse(url).hostname in ("127.0.0.1", None) or url.startswith(("data:", "blob:")):
-            route.continue_()
-        else:
+    def _note_outside(self, request):
+        url = request.url
+        if urlparse(url).hostname not in ("127.0.0.1", None) and not url.startswith(("data:", "blob:")):
             self.outside.append(url)
-            route.abort()
 
 
 @pytest.fixture(scope="module", params=PAGES or ["(none)"])
 def visit(request, browser, site_url):
+    """The page, loaded once for all the checks below (they run in the order of this file); its screenshot is
+    taken before any check clicks or narrows it."""
     page_visit = PageVisit(browser, site_url, request.param)
-    yield page_visit
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    name = request.param.removesuffix(".html").replace("/", "_")
-    page_visit.page.screenshot(path=SCREENSHOTS / f"{name}.png", full_page=True)
+    page_visit.page.screenshot(path=SCREENSHOTS / f"{_name(request.param)}.png", full_page=True)
+    yield page_visit
     page_visit.page.close()
+
+
+def _name(page_path: str) -> str:
+    return page_path.removesuffix(".html").replace("/", "_")
+
+
+@functools.cache
+def _html(target: Path) -> str:
+    return target.read_text(encoding="utf-8")
 
 
 def _source_of(visit: PageVisit) -> str:
@@ -169,13 +185,16 @@ def test_internal_links_resolve(visit):
         if not target.exists():
             missing.append(href)
         elif parsed.fragment and target.suffix == ".html":
-            if f'id="{parsed.fragment}"' not in target.read_text(encoding="utf-8"):
+            if f'id="{parsed.fragment}"' not in _html(target):
                 missing.append(href)
     assert missing == []
 
 
-SOURCE_MENTIONS = re.compile(r"doc00\d|document 00\d|source documents?|TPU budgeting notebook|memory-wall script"
-                             r"|[0-9a-f]{16}\.txt", re.IGNORECASE)
+SOURCE_MENTIONS = re.compile(
+    r"doc00\d|document 00\d|source documents?|TPU budgeting notebook|memory-wall script"
+    r"|[0-9a-f]{16}\.txt",
+    re.IGNORECASE,
+)
 
 
 def test_chapters_mention_the_source_documents_only_in_asides(visit):
@@ -203,7 +222,9 @@ def test_a_downloaded_notebook_says_first_how_to_install_hwlib(visit):
     notebook_url = links.first.evaluate("a => a.href")
     response = visit.page.request.get(notebook_url)
     assert response.ok, notebook_url
-    first = json.loads(response.body())["cells"][0]
+    cells = json.loads(response.body())["cells"]
+    first = cells[0]
+    assert any(cell.get("outputs") for cell in cells if cell["cell_type"] == "code"), "the notebook has no outputs"
     text = "".join(first["source"])
     assert first["cell_type"] == "markdown" and "How to run this notebook" in text and "make lab" in text
     wheel = text.split("](")[1].split(")")[0]
@@ -215,23 +236,8 @@ def test_a_downloaded_notebook_says_first_how_to_install_hwlib(visit):
     assert menu.count() == 1 and menu.first.evaluate("a => a.href") == urljoin(notebook_url, wheel)
 
 
-def test_solutions_are_folded_until_clicked(visit):
-    """Runs last for each page: it opens the solutions."""
-    solutions = visit.page.locator("div.solution.dropdown")
-    if solutions.count() == 0:
-        pytest.skip("no exercise solutions on this page")
-    for index in range(solutions.count()):
-        solution = solutions.nth(index)
-        body = solution.locator("section").first
-        assert not body.is_visible(), f"solution {index} is open before a click"
-        solution.locator(".admonition-title").click()
-        body.wait_for(state="visible", timeout=5_000)
-
-
 # --- the explorers on a static page: honest, and fitting a phone ---
 
-EXPLORER_PAGES = [page for page in PAGES if "hw-explorer" in (SITE / page).read_text(encoding="utf-8")]
-"""The built pages with an explorer (hwlib.viz.explorers): those whose saved widget state has one."""
 FITS = """root => {
   // every part inside the explorer's box, no read-out or label cut off, every dropdown label shown whole
   const problems = [], box = root.getBoundingClientRect(), measure = document.createElement("canvas").getContext("2d");
@@ -254,55 +260,64 @@ FITS = """root => {
 }"""
 
 
-def _open_explorers(browser, site_url, page_path, width):
-    page = browser.new_page(viewport={"width": width, "height": 900})
-    page.goto(urljoin(site_url, page_path), wait_until="networkidle")
-    page.wait_for_selector(".hw-explorer img", timeout=15_000)
-    return page, page.locator(".hw-explorer")
+PHONE = {"width": 390, "height": 900}
 
 
-@pytest.mark.parametrize("page_path", EXPLORER_PAGES)
-def test_explorers_say_they_are_saved_and_offer_no_control_that_pretends(browser, site_url, page_path):
-    page, explorers = _open_explorers(browser, site_url, page_path, 1280)
-    try:
-        assert explorers.count() > 0
-        for index in range(explorers.count()):
-            explorer = explorers.nth(index)
-            note = explorer.locator(".hw-explorer-note").text_content()
-            assert "do not recompute" in note and "make lab" in note and "greyed out" in note
-            assert explorer.evaluate(FITS) == [], f"explorer {index}"
-            assert explorer.evaluate("""e => Array.from(e.querySelectorAll("select, input, button, textarea"))
-                                             .every(c => c.disabled)""")
-            assert explorer.evaluate("""e => Array.from(e.querySelectorAll(".widget-slider .noUi-target"))
-                                             .every(s => s.hasAttribute("disabled"))""")
-            assert explorer.evaluate("""e => Array.from(e.querySelectorAll(".widget-readout"))
-                                             .every(r => r.contentEditable !== "true")""")
-            handle = explorer.locator(".noUi-handle").first
-            if handle.count():  # dragging a slider moves nothing
-                readouts = explorer.locator(".widget-readout").all_text_contents()
-                handle.scroll_into_view_if_needed()
-                box = handle.bounding_box()
-                page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-                page.mouse.down()
-                page.mouse.move(box["x"] + 80, box["y"] + box["height"] / 2, steps=5)
-                page.mouse.up()
-                assert explorer.locator(".widget-readout").all_text_contents() == readouts
-    finally:
-        page.close()
+def _explorers(visit: PageVisit):
+    explorers = visit.page.locator(".hw-explorer")
+    if explorers.count() == 0:
+        pytest.skip("no explorer on this page")
+    return explorers
 
 
-@pytest.mark.parametrize("page_path", EXPLORER_PAGES)
-def test_explorers_fit_a_phone_screen(browser, site_url, page_path):
-    """At 390 px (a phone), each explorer fits the screen: nothing sticks out or is cut off, and each dropdown
-    (its description above it there) shows its longest option whole. A screenshot goes to screenshots/phone/."""
-    page, explorers = _open_explorers(browser, site_url, page_path, 390)
-    try:
-        (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
-        for index in range(explorers.count()):
-            explorer = explorers.nth(index)
-            explorer.scroll_into_view_if_needed()
-            name = page_path.removesuffix(".html").replace("/", "_")
-            explorer.screenshot(path=SCREENSHOTS / "phone" / f"{name}_explorer_{index}.png")
-            assert explorer.evaluate(FITS) == [], f"explorer {index}"
-    finally:
-        page.close()
+def test_explorers_say_they_are_saved_and_offer_no_control_that_pretends(visit):
+    explorers = _explorers(visit)
+    for index in range(explorers.count()):
+        explorer = explorers.nth(index)
+        note = explorer.locator(".hw-explorer-note").text_content()
+        assert "do not recompute" in note and "make lab" in note and "greyed out" in note
+        assert explorer.evaluate(FITS) == [], f"explorer {index}"
+        assert explorer.evaluate("""e => Array.from(e.querySelectorAll("select, input, button, textarea"))
+                                         .every(c => c.disabled)""")
+        assert explorer.evaluate("""e => Array.from(e.querySelectorAll(".widget-slider .noUi-target"))
+                                         .every(s => s.hasAttribute("disabled"))""")
+        assert explorer.evaluate("""e => Array.from(e.querySelectorAll(".widget-readout"))
+                                         .every(r => r.contentEditable !== "true")""")
+        handle = explorer.locator(".noUi-handle").first
+        if handle.count():  # dragging a slider moves nothing
+            readouts = explorer.locator(".widget-readout").all_text_contents()
+            handle.scroll_into_view_if_needed()
+            box = handle.bounding_box()
+            visit.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+            visit.page.mouse.down()
+            visit.page.mouse.move(box["x"] + 80, box["y"] + box["height"] / 2, steps=5)
+            visit.page.mouse.up()
+            assert explorer.locator(".widget-readout").all_text_contents() == readouts
+
+
+def test_solutions_are_folded_until_clicked(visit):
+    """Runs after the checks that read the page as it loaded: it opens the solutions."""
+    solutions = visit.page.locator("div.solution.dropdown")
+    if solutions.count() == 0:
+        pytest.skip("no exercise solutions on this page")
+    for index in range(solutions.count()):
+        solution = solutions.nth(index)
+        body = solution.locator("section").first
+        assert not body.is_visible(), f"solution {index} is open before a click"
+        solution.locator(".admonition-title").click()
+        body.wait_for(state="visible", timeout=5_000)
+
+
+def test_explorers_fit_a_phone_screen(visit):
+    """Runs last for each page: the page narrowed to 390 px (a phone), each explorer fits the screen: nothing
+    sticks out or is cut off, and each dropdown (its description above it there) shows its longest option
+    whole. A screenshot of each explorer goes to screenshots/phone/."""
+    explorers = _explorers(visit)
+    visit.page.set_viewport_size(PHONE)
+    (SCREENSHOTS / "phone").mkdir(parents=True, exist_ok=True)
+    name = _name(urlparse(visit.url).path.lstrip("/"))
+    for index in range(explorers.count()):
+        explorer = explorers.nth(index)
+        explorer.scroll_into_view_if_needed()
+        explorer.screenshot(path=SCREENSHOTS / "phone" / f"{name}_explorer_{index}.png")
+        assert explorer.evaluate(FITS) == [], f"explorer {index}"

@@ -45,7 +45,10 @@ def test_launch_buttons_only_for_a_web_repository(monkeypatch):
     book_html._repository_buttons(None, config)
     options = config.html_theme_options
     assert options["repository_url"] == "https://github.com/org/book" and options["use_repository_button"]
-    assert options["launch_buttons"]["binderhub_url"] and options["launch_buttons"]["jupyterhub_url"] == "https://hub.example.edu"
+    assert (
+        options["launch_buttons"]["binderhub_url"]
+        and options["launch_buttons"]["jupyterhub_url"] == "https://hub.example.edu"
+    )
 
 
 # --- a downloaded notebook says how to install hwlib; the wheel is offered beside it ---
@@ -59,13 +62,19 @@ def _chapter_build(tmp_path):
     outdir = tmp_path / "_build" / "html"
     executed = tmp_path / "_build" / "jupyter_execute" / "book" / "rooflines.ipynb"
     executed.parent.mkdir(parents=True)
-    nbformat.write(nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Rooflines"),
-                                                    nbformat.v4.new_code_cell("import hwlib as hw")]), executed)
+    nbformat.write(
+        nbformat.v4.new_notebook(
+            cells=[nbformat.v4.new_markdown_cell("# Rooflines"), nbformat.v4.new_code_cell("import hwlib as hw")]
+        ),
+        executed,
+    )
     (outdir / "_downloads").mkdir(parents=True)
     (outdir / "_downloads" / WHEEL).write_bytes(b"PK")
-    app = types.SimpleNamespace(outdir=str(outdir), hwlib_wheel=WHEEL,
-                                config=types.SimpleNamespace(html_title="Accelerator performance, computed",
-                                                             project="Project name not set"))
+    app = types.SimpleNamespace(
+        outdir=str(outdir),
+        hwlib_wheel=WHEEL,
+        config=types.SimpleNamespace(html_title="Accelerator performance, computed", project="Project name not set"),
+    )
     return app, outdir, executed
 
 
@@ -88,6 +97,24 @@ def test_a_downloaded_notebook_says_first_how_to_install_hwlib(tmp_path, monkeyp
     assert (target.parent / link).resolve() == (outdir / "_downloads" / WHEEL).resolve()  # resolves in the site
     nbformat.validate(copy)
     assert len(nbformat.read(executed, as_version=4).cells) == 2  # the executed notebook itself is untouched
+
+
+def test_a_downloaded_notebook_has_the_outputs_of_the_execution_cache(tmp_path):
+    """MyST-NB writes a chapter it took from its cache without outputs; the download copy takes them from the cache."""
+    import nbformat
+    from jupyter_cache import get_cache
+    from jupyter_cache.base import CacheBundleIn
+
+    app, outdir, executed = _chapter_build(tmp_path)
+    ran = nbformat.read(executed, as_version=4)
+    ran.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="ran\n")]
+    ran.cells[1].execution_count = 1
+    cache = tmp_path / "_build" / ".jupyter_cache"
+    get_cache(str(cache)).cache_notebook_bundle(CacheBundleIn(ran, str(executed)), check_validity=False)
+    book_html._offer_notebook(app, "book/rooflines", "page.html", {}, doctree=object())
+    copy = nbformat.read(outdir / "_sources" / "book" / "rooflines.ipynb", as_version=4)
+    assert copy.cells[0].id == book_html.INSTALL_CELL_ID and copy.cells[2].outputs[0].text == "ran\n"
+    assert not nbformat.read(executed, as_version=4).cells[1].outputs  # MyST-NB's own file is untouched
 
 
 def test_without_a_wheel_or_a_web_remote_the_cell_still_says_what_to_do():
@@ -131,10 +158,15 @@ def test_the_wheel_is_built_once_and_again_when_hwlib_changes(tmp_path, monkeypa
 
 def test_the_download_menu_offers_the_wheel_beside_the_notebook():
     app = types.SimpleNamespace(hwlib_wheel=WHEEL)
-    menu = {"label": "download-buttons", "buttons": [{"label": "download-notebook-button"},
-                                                     {"label": "download-source-button"}]}
-    context = {"ipynb_source": "book/rooflines.ipynb", "header_buttons": [menu],
-               "pathto": lambda name, resource: f"../{name}"}
+    menu = {
+        "label": "download-buttons",
+        "buttons": [{"label": "download-notebook-button"}, {"label": "download-source-button"}],
+    }
+    context = {
+        "ipynb_source": "book/rooflines.ipynb",
+        "header_buttons": [menu],
+        "pathto": lambda name, resource: f"../{name}",
+    }
     book_html._wheel_in_download_menu(app, "book/rooflines", "page.html", context, None)
     labels = [button["label"] for button in menu["buttons"]]
     assert labels == ["download-notebook-button", "download-hwlib-button", "download-source-button"]

@@ -53,9 +53,33 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
     target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(executed, target)
+    _outputs_from_cache(target, _execution_cache(app))
     title = getattr(app.config, "html_title", "") or app.config.project
     _add_install_cell(target, pagename, getattr(app, "hwlib_wheel", ""), _repository_url(), title)
     context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def _execution_cache(app) -> Path:
+    config = getattr(getattr(app, "env", None), "mystnb_config", None)
+    return Path(getattr(config, "execution_cache_path", "") or Path(app.outdir).parent / ".jupyter_cache")
+
+
+def _outputs_from_cache(notebook_path: Path, cache: Path) -> None:
+    """Where MyST-NB took a chapter from its execution cache it writes the notebook without outputs
+    (``jupyter_execute/``); the copy offered for download gets them from the cache, as the page did."""
+    import nbformat
+
+    notebook = nbformat.read(notebook_path, as_version=4)
+    code = [cell for cell in notebook.cells if cell.cell_type == "code"]
+    if not code or any(cell.get("outputs") for cell in code) or not cache.is_dir():
+        return
+    from jupyter_cache import get_cache
+
+    try:
+        _, notebook = get_cache(str(cache)).merge_match_into_notebook(notebook)
+    except KeyError:  # not in the cache: the notebook stays as MyST-NB wrote it
+        return
+    nbformat.write(notebook, notebook_path)
 
 
 INSTALL_CELL_ID = "how-to-run-this-notebook"
@@ -66,20 +90,29 @@ WHEEL_FOLDER = "_downloads"
 def install_text(pagename: str, wheel: str, repository: str, title: str) -> str:
     """The first Markdown cell of a downloaded chapter notebook: how to install hwlib and run it."""
     up = "../" * (pagename.count("/") + 1)  # from _sources/<pagename>.ipynb to the site's root
-    clone = f"a clone of the book's repository, {repository} (`git clone {repository}`)" if repository \
+    clone = (
+        f"a clone of the book's repository, {repository} (`git clone {repository}`)"
+        if repository
         else "a clone of the book's repository"
+    )
     ways = []
     if wheel:
-        ways.append(f"- from hwlib's wheel, offered beside this notebook on the book's site "
-                    f"([{wheel}]({up}{WHEEL_FOLDER}/{wheel})): download it, then `pip install {wheel}` "
-                    "(it brings numpy, pandas, matplotlib and ipywidgets; a chapter that measures your machine "
-                    "also needs `pip install \"jax[cpu]\"`);")
-    ways.append(f"- or from {clone}: `make lab` there installs everything into `.venv` and opens every chapter in "
-                "JupyterLab with the numbers in the prose filled in.")
-    return (f"**How to run this notebook.** This is a chapter of *{title}*, executed when the book was built. "
-            "Its code calls the book's library, hwlib (`import hwlib as hw`): install it in your kernel's "
-            "Python environment first,\n\n" + "\n".join(ways) + "\n\nIn this notebook the numbers in the "
-            "prose appear as `{glue:text}` roles, which only the built book and `make lab` fill in.")
+        ways.append(
+            f"- from hwlib's wheel, offered beside this notebook on the book's site "
+            f"([{wheel}]({up}{WHEEL_FOLDER}/{wheel})): download it, then `pip install {wheel}` "
+            "(it brings numpy, pandas, matplotlib and ipywidgets; a chapter that measures your machine "
+            'also needs `pip install "jax[cpu]"`);'
+        )
+    ways.append(
+        f"- or from {clone}: `make lab` there installs everything into `.venv` and opens every chapter in "
+        "JupyterLab with the numbers in the prose filled in."
+    )
+    return (
+        f"**How to run this notebook.** This is a chapter of *{title}*, executed when the book was built. "
+        "Its code calls the book's library, hwlib (`import hwlib as hw`): install it in your kernel's "
+        "Python environment first,\n\n" + "\n".join(ways) + "\n\nIn this notebook the numbers in the "
+        "prose appear as `{glue:text}` roles, which only the built book and `make lab` fill in."
+    )
 
 
 def _add_install_cell(notebook_path: Path, pagename: str, wheel: str, repository: str, title: str) -> None:
@@ -96,8 +129,11 @@ def _add_install_cell(notebook_path: Path, pagename: str, wheel: str, repository
 
 
 def _hwlib_sources() -> list[Path]:
-    return [ROOT / "pyproject.toml", ROOT / "README.md",
-            *(path for path in (ROOT / "hwlib").rglob("*") if path.is_file() and "__pycache__" not in path.parts)]
+    return [
+        ROOT / "pyproject.toml",
+        ROOT / "README.md",
+        *(path for path in (ROOT / "hwlib").rglob("*") if path.is_file() and "__pycache__" not in path.parts),
+    ]
 
 
 def build_hwlib_wheel(folder: Path) -> str:
@@ -114,13 +150,30 @@ def build_hwlib_wheel(folder: Path) -> str:
         for name in ("pyproject.toml", "README.md"):
             shutil.copy2(ROOT / name, source / name)
         try:
-            subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "--quiet",
-                            "--wheel-dir", str(wheels), str(source)], check=True, capture_output=True, text=True)
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-m",
+                    "pip",
+                    "wheel",
+                    "--no-deps",
+                    "--no-build-isolation",
+                    "--quiet",
+                    "--wheel-dir",
+                    str(wheels),
+                    str(source),
+                ],
+                check=True,
+                capture_output=True,
+                text=True,
+            )
         except (OSError, subprocess.CalledProcessError) as error:
             from sphinx.util import logging
 
-            logging.getLogger(__name__).warning(f"hwlib's wheel could not be built, so the notebooks do not offer it: "
-                                                f"{getattr(error, 'stderr', '') or error}")
+            logging.getLogger(__name__).warning(
+                f"hwlib's wheel could not be built, so the notebooks do not offer it: "
+                f"{getattr(error, 'stderr', '') or error}"
+            )
             return ""
         for old in built:
             old.unlink()
@@ -141,10 +194,17 @@ def _wheel_in_download_menu(app, pagename, templatename, context, doctree):
         return
     for group in context.get("header_buttons", []):
         if group.get("label") == "download-buttons":
-            group["buttons"].insert(1, {
-                "type": "link", "url": f"{context['pathto'](WHEEL_FOLDER, 1)}/{wheel}", "text": ".whl (hwlib)",
-                "icon": "fas fa-box", "label": "download-hwlib-button",
-                "tooltip": "hwlib, the book's library, to run the notebook: pip install this file"})
+            group["buttons"].insert(
+                1,
+                {
+                    "type": "link",
+                    "url": f"{context['pathto'](WHEEL_FOLDER, 1)}/{wheel}",
+                    "text": ".whl (hwlib)",
+                    "icon": "fas fa-box",
+                    "label": "download-hwlib-button",
+                    "tooltip": "hwlib, the book's library, to run the notebook: pip install this file",
+                },
+            )
 
 
 def _built_pdf(app) -> Path:
@@ -161,9 +221,16 @@ def _offer_pdf(app, pagename, templatename, context, doctree):
         return
     for group in context.get("header_buttons", []):
         if group.get("label") == "download-buttons":
-            group["buttons"].append({"type": "link", "url": context["pathto"]("book.pdf", 1), "text": "book (PDF)",
-                                     "tooltip": "Download the whole book as a PDF", "icon": "fas fa-book",
-                                     "label": "download-book-pdf-button"})
+            group["buttons"].append(
+                {
+                    "type": "link",
+                    "url": context["pathto"]("book.pdf", 1),
+                    "text": "book (PDF)",
+                    "tooltip": "Download the whole book as a PDF",
+                    "icon": "fas fa-book",
+                    "label": "download-book-pdf-button",
+                }
+            )
 
 
 def _copy_pdf(app, exception):
@@ -179,8 +246,10 @@ def _shown_width(node) -> tuple[float, float]:
     words, total = [0.0], 0.0
     for part in node.findall(lambda n: isinstance(n, (nodes.math, nodes.Text))):
         if isinstance(part, nodes.math):
-            text, scale = re.sub(r"[{}_^\\ ]", "", re.sub(r"\\[a-zA-Z]+", "x", re.sub(r"\\(mathrm|text)", "",
-                                                                                     part.astext()))), 0.8
+            text, scale = (
+                re.sub(r"[{}_^\\ ]", "", re.sub(r"\\[a-zA-Z]+", "x", re.sub(r"\\(mathrm|text)", "", part.astext()))),
+                0.8,
+            )
         elif isinstance(part.parent, nodes.math):
             continue
         else:
@@ -197,13 +266,15 @@ def _bibliography_in_references(doctree):
     from sphinx.builders.latex.nodes import thebibliography
 
     bibliography = next(iter(doctree.findall(thebibliography)), None)
-    section = next(iter(doctree.findall(lambda n: isinstance(n, nodes.section) and "app-references" in n["ids"])),
-                   None)
+    section = next(iter(doctree.findall(lambda n: isinstance(n, nodes.section) and "app-references" in n["ids"])), None)
     if bibliography is None or section is None:
         return
     bibliography.parent.remove(bibliography)
-    section += [nodes.raw("", r"\begingroup\hwbibliographyhere", format="latex"), bibliography,
-                nodes.raw("", r"\endgroup", format="latex")]
+    section += [
+        nodes.raw("", r"\begingroup\hwbibliographyhere", format="latex"),
+        bibliography,
+        nodes.raw("", r"\endgroup", format="latex"),
+    ]
 
 
 def _tables_as_latex(app, doctree, docname):
@@ -230,10 +301,11 @@ def _tables_as_latex(app, doctree, docname):
     for table in doctree.findall(nodes.table):  # Sphinx would set a long table's columns on one line each
         rows, colspecs = list(table.findall(nodes.row)), list(table.findall(nodes.colspec))
         if len(rows) > 30 and "colwidths-given" not in table["classes"]:
-            sizes = [[_shown_width(entry) for entry in row.children[:len(colspecs)]] for row in rows]
+            sizes = [[_shown_width(entry) for entry in row.children[: len(colspecs)]] for row in rows]
             natural = {j: max(row[j][0] for row in sizes if j < len(row)) + 3 for j in range(len(colspecs))}
-            least = {j: max(max(row[j][1] for row in sizes if j < len(row)), 3) + 4
-                     for j in range(len(colspecs))}  # characters, with 3-4 for the space between columns
+            least = {
+                j: max(max(row[j][1] for row in sizes if j < len(row)), 3) + 4 for j in range(len(colspecs))
+            }  # characters, with 3-4 for the space between columns
             width = share_width(least, natural, 100 - sum(least.values()))
             for j, colspec in enumerate(colspecs):
                 colspec["colwidth"] = max(round(10 * width[j]), 1)
@@ -243,8 +315,9 @@ def _tables_as_latex(app, doctree, docname):
 def _repository_url() -> str:
     """The `origin` remote as an https URL, or "" when there is none."""
     try:
-        url = subprocess.run(["git", "remote", "get-url", "origin"], cwd=ROOT, capture_output=True,
-                             text=True, check=True).stdout.strip()
+        url = subprocess.run(
+            ["git", "remote", "get-url", "origin"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
     except (OSError, subprocess.CalledProcessError):
         return ""
     url = re.sub(r"^git@([^:]+):", r"https://\1/", url).removesuffix(".git")
@@ -270,7 +343,9 @@ def _repository_buttons(app, config):
 
 
 def setup(app):
-    app.config.html_static_path.extend([str(ROOT / "web" / "static"), str(ROOT / "web" / "js"), str(ROOT / "web" / "css")])
+    app.config.html_static_path.extend(
+        [str(ROOT / "web" / "static"), str(ROOT / "web" / "js"), str(ROOT / "web" / "css")]
+    )
     app.add_css_file("book.css")
     app.add_js_file(None, priority=100, body=REQUIRE_CONFIG)
     app.add_js_file("mathjax2-hub-shim.js", priority=600, defer="defer")
