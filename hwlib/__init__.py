@@ -12,9 +12,9 @@ chapter that explains it; CONTRIBUTING.md lists every quantity's one name and sy
 
 from __future__ import annotations
 
-import importlib
 import types
 
+from hwlib import viz  # tables, figures, glue and explorers, each loaded on first use (hw.viz.plot_roofline)
 from hwlib.collectives import (
     COLLECTIVES,
     allreduce_time_s,
@@ -143,10 +143,12 @@ from hwlib.serving_plan import (
 from hwlib.sharding import training_memory
 from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
 from hwlib.training_plan import (
+    PlannedMesh,
+    TrainingPlan,
     candidate_meshes,
     fsdp_threshold_tokens,
     megatron_step_flops,
-    plan_meshes,
+    plan_training,
     training_run_bound,
 )
 from hwlib.units import (
@@ -179,74 +181,16 @@ _SOURCE_MODULES = {
 }
 """The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""
 
-_VIZ = {
-    "hwlib.viz.glue": ("glue", "glued_text"),
-    "hwlib.viz.style": ("PALETTE", "use_book_style"),
-    "hwlib.viz.tables": (
-        "balance_table",
-        "byte_cost_table",
-        "chip_table",
-        "elementwise_tax_table",
-        "fabric_table",
-        "measurements_table",
-        "provenance_table",
-        "regime_table",
-        "squeeze_table",
-        "t_min_table",
-        "symbol_table",
-        "xla_counts_table",
-        "xla_layer_table",
-    ),
-    "hwlib.viz.check_tables": ("plan_training", "serving_check_table", "serving_sources_table", "training_check_table"),
-    "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),
-    "hwlib.viz.memory_figures": ("plot_activations", "plot_decode_bound", "plot_kv_per_token", "plot_max_params"),
-    "hwlib.viz.commute_figures": (
-        "plot_energy_per_flop",
-        "plot_energy_shares",
-        "plot_regimes",
-        "plot_step_intensity",
-        "plot_t_min",
-        "plot_time_to_target",
-    ),
-    "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
-    "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
-    "hwlib.viz.training_figures": ("plot_step_breakdown",),
-    "hwlib.viz.explorers": (
-        "BatchSqueezeExplorer",
-        "ByteEnergyExplorer",
-        "EnergyShareExplorer",
-        "KVCacheExplorer",
-        "MemoryBudgetExplorer",
-        "ModelShapeExplorer",
-        "RegimeExplorer",
-        "RooflineExplorer",
-        "ServingExplorer",
-        "StepIntensityExplorer",
-        "TrainingExplorer",
-    ),
-}
-_LAZY = {name: module for module, names in _VIZ.items() for name in names}
-
-
-def __getattr__(name: str) -> object:
-    """Load a viz name (figure, table, glue, explorer) on first use."""
-    if name in _LAZY:
-        value = getattr(importlib.import_module(_LAZY[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'hwlib' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
-
-
 __all__ = sorted(
     name
     for name, value in globals().items()
     if not name.startswith("_")
-    and name not in {"annotations", "importlib"}
-    and (not isinstance(value, types.ModuleType) or value.__name__ in _SOURCE_MODULES)
-) + sorted(_LAZY)
+    and name not in {"annotations"}
+    and (not isinstance(value, types.ModuleType) or value.__name__ in _SOURCE_MODULES or value is viz)
+)
 
 __version__ = "0.2.0"
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)

@@ -1,7 +1,7 @@
 """One name per quantity in code and one symbol per quantity in the book.
 
 ``SYMBOLS`` is the list CONTRIBUTING.md prints (a test checks that the two agree) and the
-glossary appendix renders (``hw.symbol_table()``). Each row: the quantity, its name in hwlib's
+glossary appendix renders (``hw.viz.symbol_table()``). Each row: the quantity, its name in hwlib's
 code (argument, field or function), its symbol in the book's prose (LaTeX), and its unit.
 """
 

@@ -7,12 +7,15 @@ arXiv:2104.04473, Sec. 5.1, is the one its Table 1 reports. Chapter "Sharding a 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from hwlib._checks import one_of, positive, whole_count
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.memory import RECOMPUTE
 from hwlib.parallelism import Mesh, TrainStep, split_params, train_step
 from hwlib.placement import group_time_s, group_topology
+from hwlib.units import GiB
 
 
 def fsdp_threshold_tokens(
@@ -112,19 +115,71 @@ def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len:
     return meshes
 
 
-def plan_meshes(
-    model: ModelShape, cluster: Cluster, global_batch_tokens: float, seq_len: int, n_chips: int, **options: object
-) -> list[tuple[Mesh, TrainStep | None, str]]:
-    """``train_step`` for every candidate mesh: (mesh, step or None, reason it is infeasible or "").
+@dataclass(frozen=True)
+class PlannedMesh:
+    """One candidate mesh of a plan: its step (None where ``train_step`` refuses the mesh) and, where it does not
+    fit or is refused, why ("" where it fits). Chapter "Sharding a training step"."""
 
-    Feasible steps first, fastest first. ``options`` go to ``train_step``. Chapter "Sharding a training step".
-    """
-    results = []
-    for mesh in candidate_meshes(model, cluster, n_chips, seq_len):
+    mesh: Mesh
+    step: TrainStep | None
+    reason: str
+
+    @property
+    def fits(self) -> bool:
+        return self.step is not None and self.step.fits
+
+
+@dataclass(frozen=True)
+class TrainingPlan:
+    """Every candidate mesh of a cluster for one training step, feasible ones first by step time (``meshes``),
+    ``feasible`` those that fit; ``to_frame()`` is the table a chapter shows. Chapter "Sharding a training step"."""
+
+    meshes: tuple[PlannedMesh, ...]
+
+    @property
+    def feasible(self) -> tuple[PlannedMesh, ...]:
+        return tuple(planned for planned in self.meshes if planned.fits)
+
+    def to_frame(self) -> object:
+        """A pandas DataFrame, one row per mesh (index: the mesh), times in s, MFU in %, memory in GiB."""
+        import pandas as pd
+
+        rows = [
+            {
+                "mesh": str(planned.mesh),
+                "step (s)": planned.step.time_s if planned.step else None,
+                "tokens/s": planned.step.tokens_per_s if planned.step else None,
+                "MFU (%)": 100 * planned.step.mfu if planned.step else None,
+                "memory per chip (GiB)": planned.step.memory_per_chip_bytes / GiB if planned.step else None,
+                "fits": planned.fits,
+                "why not": planned.reason,
+            }
+            for planned in self.meshes
+        ]
+        return pd.DataFrame(rows).set_index("mesh")
+
+
+def plan_training(
+    model: ModelShape,
+    cluster: Cluster,
+    global_batch_tokens: float,
+    seq_len: int,
+    n_chips: int | None = None,
+    **options: object,
+) -> TrainingPlan:
+    """``train_step`` for every candidate mesh of ``n_chips`` chips of ``cluster`` (default: the cluster's
+    largest), feasible ones first by step time, each other one with its reason. ``options`` go to ``train_step``.
+    Chapter "Sharding a training step"."""
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    count = cluster.max_chips if n_chips is None else n_chips
+    if count is None:
+        raise ValueError(f"n_chips is needed: {cluster.name} has no largest size")
+    planned = []
+    for mesh in candidate_meshes(model, cluster, count, seq_len):
         try:
             step = train_step(model, cluster, mesh, global_batch_tokens, seq_len, **options)
         except ValueError as error:
-            results.append((mesh, None, str(error).split(": ", 1)[-1]))
+            planned.append(PlannedMesh(mesh, None, str(error).split(": ", 1)[-1]))
             continue
-        results.append((mesh, step, step.reason))
-    return sorted(results, key=lambda r: (r[1] is None or not r[1].fits, r[1].time_s if r[1] else float("inf")))
+        planned.append(PlannedMesh(mesh, step, step.reason))
+    return TrainingPlan(tuple(sorted(planned, key=lambda p: (not p.fits, p.step.time_s if p.step else float("inf")))))

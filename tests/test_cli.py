@@ -334,7 +334,9 @@ def test_train_is_train_step():
 
 def _plan(n_chips: int = 16):
     model, cluster = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
-    results = hw.plan_meshes(model, cluster, 2**20, hw.doc002.SEQ_LEN, n_chips)
+    results = [
+        (p.mesh, p.step, p.reason) for p in hw.plan_training(model, cluster, 2**20, hw.doc002.SEQ_LEN, n_chips).meshes
+    ]
     return results, [(mesh, step) for mesh, step, _ in results if step is not None and step.fits]
 
 

@@ -1,4 +1,5 @@
-"""The chapter "Counting a transformer": its explorer (hw.ModelShapeExplorer) and figures (hwlib.viz.model_figures)."""
+"""The chapter "Counting a transformer": its explorer (hw.viz.ModelShapeExplorer) and figures
+(hwlib.viz.model_figures)."""
 
 from __future__ import annotations
 
@@ -28,8 +29,8 @@ def other_value(control: widgets.ValueWidget) -> object:
 
 
 def test_builds_with_defaults():
-    explorer = hw.ModelShapeExplorer()
-    assert hw.ModelShapeExplorer is ModelShapeExplorer and isinstance(explorer, Explorer)
+    explorer = hw.viz.ModelShapeExplorer()
+    assert hw.viz.ModelShapeExplorer is ModelShapeExplorer and isinstance(explorer, Explorer)
     assert explorer.model.value is LLAMA_70B and explorer.n_kv_heads.value == 8
     assert explorer.image.value[:4] == b"\x89PNG" and explorer.summary.value
     assert all(control in vars(explorer).values() for control in explorer.controls)
@@ -42,7 +43,7 @@ def test_builds_with_defaults():
 @pytest.mark.parametrize("model", [LLAMA_70B, MIXTRAL], ids=lambda m: m.key)
 def test_every_control_updates_the_summary_and_the_picture(model):
     for index in range(4):
-        explorer = hw.ModelShapeExplorer(model=model)
+        explorer = hw.viz.ModelShapeExplorer(model=model)
         control = explorer.controls[index]
         summary, picture = explorer.summary.value, explorer.image.value
         control.value = other_value(control)
@@ -52,7 +53,7 @@ def test_every_control_updates_the_summary_and_the_picture(model):
 
 
 def test_summary_reports_the_shapes_own_counts():
-    explorer = hw.ModelShapeExplorer(model=LLAMA_70B, seq_len=8192)
+    explorer = hw.viz.ModelShapeExplorer(model=LLAMA_70B, seq_len=8192)
     training = LLAMA_70B.flops_per_token(8192, training=True)
     assert hw.format_flops(training) in explorer.summary.value
     assert f"{training / (6 * LLAMA_70B.params()):.2f} × 6P" in explorer.summary.value
@@ -70,7 +71,7 @@ def test_summary_reports_the_shapes_own_counts():
 
 
 def test_moe_scales_the_experts_and_reports_the_active_count():
-    explorer = hw.ModelShapeExplorer(model=MIXTRAL, d_ff_scale=2.0)
+    explorer = hw.viz.ModelShapeExplorer(model=MIXTRAL, d_ff_scale=2.0)
     shape = explorer.shape()
     assert shape.d_ff_expert == 2 * 14336 and shape.d_ff is None
     assert f"{shape.params(active=True) / 1e9:,.3g} B used per token" in explorer.summary.value
@@ -80,7 +81,7 @@ def test_moe_scales_the_experts_and_reports_the_active_count():
 
 
 def test_a_new_model_offers_its_own_kv_heads():
-    explorer = hw.ModelShapeExplorer(model=LLAMA_70B, n_kv_heads=1)
+    explorer = hw.viz.ModelShapeExplorer(model=LLAMA_70B, n_kv_heads=1)
     explorer.model.value = hw.model("falcon-7b")
     assert tuple(explorer.n_kv_heads.options) == divisors(71) == (1, 71)
     assert explorer.n_kv_heads.value == 1 and explorer.shape() is hw.model("falcon-7b")
@@ -101,7 +102,7 @@ def test_a_model_from_a_config_is_offered_first():
         "tie_word_embeddings": True,
     }
     shape = hw.ModelShape.from_hf_config(config, name="a 1B model")
-    explorer = hw.ModelShapeExplorer(model=shape)
+    explorer = hw.viz.ModelShapeExplorer(model=shape)
     assert explorer.model.options[0] == ("a 1B model", shape) and explorer.model.value is shape
     assert f"{shape.params() / 1e9:,.3g} B parameters" in explorer.summary.value
 
@@ -109,14 +110,14 @@ def test_a_model_from_a_config_is_offered_first():
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
-        (lambda: hw.ModelShapeExplorer(model="llama-3-70b"), TypeError, "model must be a ModelShape record"),
-        (lambda: hw.ModelShapeExplorer(models=["llama-3-70b"]), TypeError, "models must be a non-empty sequence"),
-        (lambda: hw.ModelShapeExplorer(model=hw.model("doc000-7b")), ValueError, "gives no d_model"),
-        (lambda: hw.ModelShapeExplorer(models=[hw.model("doc000-7b")]), ValueError, "with d_model"),
-        (lambda: hw.ModelShapeExplorer(n_kv_heads=5), ValueError, "n_kv_heads must be a divisor"),
-        (lambda: hw.ModelShapeExplorer(d_ff_scale=3), ValueError, "d_ff_scale must be a number from 0.25 to 2"),
-        (lambda: hw.ModelShapeExplorer(d_ff_scale="2"), ValueError, "d_ff_scale must be a number"),
-        (lambda: hw.ModelShapeExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
+        (lambda: hw.viz.ModelShapeExplorer(model="llama-3-70b"), TypeError, "model must be a ModelShape record"),
+        (lambda: hw.viz.ModelShapeExplorer(models=["llama-3-70b"]), TypeError, "models must be a non-empty sequence"),
+        (lambda: hw.viz.ModelShapeExplorer(model=hw.model("doc000-7b")), ValueError, "gives no d_model"),
+        (lambda: hw.viz.ModelShapeExplorer(models=[hw.model("doc000-7b")]), ValueError, "with d_model"),
+        (lambda: hw.viz.ModelShapeExplorer(n_kv_heads=5), ValueError, "n_kv_heads must be a divisor"),
+        (lambda: hw.viz.ModelShapeExplorer(d_ff_scale=3), ValueError, "d_ff_scale must be a number from 0.25 to 2"),
+        (lambda: hw.viz.ModelShapeExplorer(d_ff_scale="2"), ValueError, "d_ff_scale must be a number"),
+        (lambda: hw.viz.ModelShapeExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
     ],
 )
 def test_bad_arguments_raise_clear_errors(call, error, words):
@@ -130,7 +131,7 @@ def test_bad_arguments_raise_clear_errors(call, error, words):
 def test_param_shares_stack_to_one_hundred_per_cent():
     models = [hw.model("qwen2.5-1.5b"), LLAMA_70B, MIXTRAL]
     ax = plot_param_shares(models)
-    assert hw.plot_param_shares is plot_param_shares
+    assert hw.viz.plot_param_shares is plot_param_shares
     widths = np.array([bar.get_width() for bar in ax.patches]).reshape(len(PARAM_PARTS), len(models))
     np.testing.assert_allclose(widths.sum(axis=0), 100.0)
     embedding = 100 * LLAMA_70B.param_breakdown()["embedding"] / LLAMA_70B.params()
@@ -145,7 +146,7 @@ def test_param_shares_stack_to_one_hundred_per_cent():
 def test_flops_over_6p_lines_follow_the_shape():
     seq_lens = np.array([128, 8192, 131072])
     ax = plot_flops_over_6p([LLAMA_70B, MIXTRAL], seq_lens)
-    assert hw.plot_flops_over_6p is plot_flops_over_6p
+    assert hw.viz.plot_flops_over_6p is plot_flops_over_6p
     lines = ax.get_lines()
     assert [line.get_label() for line in lines[:3]] == ["Llama 3 70B", "Mixtral 8x7B", "Mixtral 8x7B, P active"]
     np.testing.assert_allclose(

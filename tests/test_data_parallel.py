@@ -54,7 +54,7 @@ def test_table_6_point_by_point(fabric):
 
 
 def test_table_6_from_the_clusters_with_the_parity_column():
-    table = hw.squeeze_table([hw.cluster("doc002-nvlink"), hw.cluster("doc002-ib")], P, NS, parity_column=True)
+    table = hw.viz.squeeze_table([hw.cluster("doc002-nvlink"), hw.cluster("doc002-ib")], P, NS, parity_column=True)
     fixed, best, per_chip = (
         SQUEEZE_COLUMNS[k] for k in ("fixed_cost_tokens", "optimal_batch_tokens", "tokens_per_chip")
     )
@@ -65,7 +65,7 @@ def test_table_6_from_the_clusters_with_the_parity_column():
     # the document's "comm parity at" column repeats T_fixed
     assert (table["comm parity at (tokens/chip)"] == table[fixed]).all()
     # the default chip counts and critical batch are the document's
-    default = hw.squeeze_table([hw.cluster("doc002-nvlink")], P)
+    default = hw.viz.squeeze_table([hw.cluster("doc002-nvlink")], P)
     assert list(default.index.get_level_values("N")) == list(doc002.TABLE6_CHIP_COUNTS) == [8, 64, 256, 1024]
     assert [f"{v:.2f}" for v in default[best]] == list(TABLE_6["nvlink"][1])
     assert hw.batch_squeeze(A100, P, 8, 3e11).critical_batch_tokens == doc002.CRITICAL_BATCH.value == 1e6
@@ -188,7 +188,7 @@ def test_steps_and_examples_trade_off_as_mccandlish(batch, critical):
 
 def test_plot_time_to_target():
     hgx = hw.cluster("hgx-a100-hdr")
-    ax = hw.plot_time_to_target(hgx, P, (8, 1024), min_tokens=1e11)
+    ax = hw.viz.plot_time_to_target(hgx, P, (8, 1024), min_tokens=1e11)
     assert "days" in ax.get_ylabel() and "tokens" in ax.get_xlabel()
     line = ax.get_lines()[0]
     squeeze = hw.cluster_squeeze(hgx, P, 8)
@@ -236,14 +236,14 @@ def test_plot_time_to_target():
         (lambda: hw.cluster_squeeze("hgx-a100-hdr", P, 8), TypeError, "cluster must be a Cluster record"),
         (lambda: hw.cluster_squeeze(hw.cluster("tpu-v5p"), P, 8192), ValueError, "at most 6144"),
         (lambda: hw.cluster_squeeze(hw.cluster("hgx-a100-hdr"), P, 12), ValueError, "whole number of nodes"),
-        (lambda: hw.squeeze_table([], P), TypeError, "clusters must be a non-empty sequence"),
+        (lambda: hw.viz.squeeze_table([], P), TypeError, "clusters must be a non-empty sequence"),
         (
-            lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, parity_column="yes"),
+            lambda: hw.viz.squeeze_table([hw.cluster("doc002-ib")], P, parity_column="yes"),
             TypeError,
             "parity_column must be True or False",
         ),
-        (lambda: hw.squeeze_table([hw.cluster("doc002-ib")], P, [8, 0]), ValueError, "n_chips must be > 0"),
-        (lambda: hw.plot_time_to_target("hgx", P, min_tokens=1e11), TypeError, "cluster must be a Cluster record"),
+        (lambda: hw.viz.squeeze_table([hw.cluster("doc002-ib")], P, [8, 0]), ValueError, "n_chips must be > 0"),
+        (lambda: hw.viz.plot_time_to_target("hgx", P, min_tokens=1e11), TypeError, "cluster must be a Cluster record"),
     ],
 )
 def test_bad_input_names_the_parameter(call, error, words):

@@ -31,7 +31,7 @@ TABLE_1 = [
 
 
 def test_table_1_is_reproduced_with_the_documents_rounding():
-    table = hw.byte_cost_table()
+    table = hw.viz.byte_cost_table()
     assert list(table.index) == [row[0] for row in TABLE_1]
     for item, pj, adds in TABLE_1:
         assert f"{table.loc[item, 'energy (pJ)']:.3f}" == pj

@@ -20,22 +20,22 @@ V6E = hw.chip("TPU v6e")
 DOC000 = hw.chips("doc000")
 
 CLASSES = (
-    hw.RooflineExplorer,
-    hw.MemoryBudgetExplorer,
-    hw.KVCacheExplorer,
-    hw.ByteEnergyExplorer,
-    hw.StepIntensityExplorer,
-    hw.EnergyShareExplorer,
-    hw.RegimeExplorer,
-    hw.BatchSqueezeExplorer,
-    hw.ServingExplorer,
-    hw.TrainingExplorer,
+    hw.viz.RooflineExplorer,
+    hw.viz.MemoryBudgetExplorer,
+    hw.viz.KVCacheExplorer,
+    hw.viz.ByteEnergyExplorer,
+    hw.viz.StepIntensityExplorer,
+    hw.viz.EnergyShareExplorer,
+    hw.viz.RegimeExplorer,
+    hw.viz.BatchSqueezeExplorer,
+    hw.viz.ServingExplorer,
+    hw.viz.TrainingExplorer,
 )
-ENERGY_CLASSES = (hw.ByteEnergyExplorer, hw.EnergyShareExplorer, hw.RegimeExplorer)
-TIME_CLASSES = (hw.RooflineExplorer, hw.StepIntensityExplorer)
-BUILD = {hw.RegimeExplorer: {"n_chips": 64}}
+ENERGY_CLASSES = (hw.viz.ByteEnergyExplorer, hw.viz.EnergyShareExplorer, hw.viz.RegimeExplorer)
+TIME_CLASSES = (hw.viz.RooflineExplorer, hw.viz.StepIntensityExplorer)
+BUILD = {hw.viz.RegimeExplorer: {"n_chips": 64}}
 """Arguments that put an explorer where every control matters (the fabric needs more than one chip)."""
-PICTURE_UNCHANGED = {(hw.BatchSqueezeExplorer, "model size"), (hw.MemoryBudgetExplorer, "sharding")}
+PICTURE_UNCHANGED = {(hw.viz.BatchSqueezeExplorer, "model size"), (hw.viz.MemoryBudgetExplorer, "sharding")}
 """Controls that move only the summary: the squeeze's curve does not depend on the model size; where the
 memory explorer's default (Llama 3 8B on a v5e) fits under no sharding, each shows the same one chip."""
 
@@ -80,7 +80,7 @@ def test_every_control_updates_the_summary_and_the_picture(cls):
 
 
 def test_background_is_redrawn_only_when_its_key_changes():
-    explorer = hw.RooflineExplorer(chip=hw.chip("TPU v5e"))
+    explorer = hw.viz.RooflineExplorer(chip=hw.chip("TPU v5e"))
     calls = []
     original = explorer.draw_background
     explorer.draw_background = lambda: (calls.append(1), original())
@@ -97,55 +97,59 @@ def test_background_is_redrawn_only_when_its_key_changes():
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
-        (lambda: hw.RooflineExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
-        (lambda: hw.RooflineExplorer(chips=["v5e"]), TypeError, "chips must be a non-empty sequence"),
+        (lambda: hw.viz.RooflineExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.viz.RooflineExplorer(chips=["v5e"]), TypeError, "chips must be a non-empty sequence"),
         (
-            lambda: hw.RooflineExplorer(chips=DOC000, chip=hw.chip("H100-SXM")),
+            lambda: hw.viz.RooflineExplorer(chips=DOC000, chip=hw.chip("H100-SXM")),
             ValueError,
             "not among the explorer's chips",
         ),
-        (lambda: hw.RooflineExplorer(m=1000), ValueError, "m must be a power of two"),
-        (lambda: hw.RooflineExplorer(chips=DOC000, chip=DOC000[0], dtype="fp8"), ValueError, "dtype must be one of"),
-        (lambda: hw.MemoryBudgetExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
-        (lambda: hw.MemoryBudgetExplorer(model="Llama 3 8B"), TypeError, "model must be a ModelShape record"),
+        (lambda: hw.viz.RooflineExplorer(m=1000), ValueError, "m must be a power of two"),
         (
-            lambda: hw.MemoryBudgetExplorer(recipe="zero_mixed_adam"),
+            lambda: hw.viz.RooflineExplorer(chips=DOC000, chip=DOC000[0], dtype="fp8"),
+            ValueError,
+            "dtype must be one of",
+        ),
+        (lambda: hw.viz.MemoryBudgetExplorer(chip="TPU v5e"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.viz.MemoryBudgetExplorer(model="Llama 3 8B"), TypeError, "model must be a ModelShape record"),
+        (
+            lambda: hw.viz.MemoryBudgetExplorer(recipe="zero_mixed_adam"),
             TypeError,
             "recipe must be a TrainingRecipe record",
         ),
-        (lambda: hw.MemoryBudgetExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
-        (lambda: hw.MemoryBudgetExplorer(model=hw.model("document 000, 7B")), ValueError, "d_model"),
+        (lambda: hw.viz.MemoryBudgetExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
+        (lambda: hw.viz.MemoryBudgetExplorer(model=hw.model("document 000, 7B")), ValueError, "d_model"),
         (
-            lambda: hw.MemoryBudgetExplorer(chips=[hw.chip("tpu7x")], chip=hw.chip("tpu7x")),
+            lambda: hw.viz.MemoryBudgetExplorer(chips=[hw.chip("tpu7x")], chip=hw.chip("tpu7x")),
             KeyError,
             "no deployment sizes",
         ),
-        (lambda: hw.MemoryBudgetExplorer(usable_fraction=0.2), ValueError, "usable_fraction must be"),
-        (lambda: hw.KVCacheExplorer(chip="H100-SXM"), TypeError, "chip must be a Chip record"),
-        (lambda: hw.KVCacheExplorer(models=["llama-3-8b"]), TypeError, "models must be a non-empty sequence"),
-        (lambda: hw.KVCacheExplorer(batch=3), ValueError, "batch must be a power of two"),
-        (lambda: hw.KVCacheExplorer(weight_dtype="fp16"), ValueError, "weight_dtype must be one of"),
-        (lambda: hw.KVCacheExplorer(chips=["v5e"]), TypeError, "chips must be a non-empty sequence"),
-        (lambda: hw.KVCacheExplorer(usable_fraction=0), ValueError, "usable_fraction must be > 0"),
-        (lambda: hw.StepIntensityExplorer(chip="A100-80GB"), TypeError, "chip must be a Chip record"),
-        (lambda: hw.StepIntensityExplorer(chips=[A100], chip=H100), ValueError, "not among the explorer's chips"),
-        (lambda: hw.StepIntensityExplorer(d=1000), ValueError, "d must be one of"),
-        (lambda: hw.EnergyShareExplorer(T=3), ValueError, "T must be one of"),
-        (lambda: hw.ByteEnergyExplorer(b_w=-1), ValueError, "b_w must be a number"),
-        (lambda: hw.ByteEnergyExplorer(a="x"), ValueError, "a must be a number"),
-        (lambda: hw.RegimeExplorer(chips=["A100"]), TypeError, "chips must be a non-empty sequence"),
-        (lambda: hw.RegimeExplorer(n_layers=0), ValueError, "n_layers must be > 0"),
-        (lambda: hw.RegimeExplorer(fabric="ib"), ValueError, "fabric must be one of"),
-        (lambda: hw.RegimeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
-        (lambda: hw.BatchSqueezeExplorer(cluster="hgx-a100-hdr"), TypeError, "cluster must be a Cluster record"),
-        (lambda: hw.BatchSqueezeExplorer(clusters=["hgx-a100-hdr"]), TypeError, "clusters must be a non-empty"),
+        (lambda: hw.viz.MemoryBudgetExplorer(usable_fraction=0.2), ValueError, "usable_fraction must be"),
+        (lambda: hw.viz.KVCacheExplorer(chip="H100-SXM"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.viz.KVCacheExplorer(models=["llama-3-8b"]), TypeError, "models must be a non-empty sequence"),
+        (lambda: hw.viz.KVCacheExplorer(batch=3), ValueError, "batch must be a power of two"),
+        (lambda: hw.viz.KVCacheExplorer(weight_dtype="fp16"), ValueError, "weight_dtype must be one of"),
+        (lambda: hw.viz.KVCacheExplorer(chips=["v5e"]), TypeError, "chips must be a non-empty sequence"),
+        (lambda: hw.viz.KVCacheExplorer(usable_fraction=0), ValueError, "usable_fraction must be > 0"),
+        (lambda: hw.viz.StepIntensityExplorer(chip="A100-80GB"), TypeError, "chip must be a Chip record"),
+        (lambda: hw.viz.StepIntensityExplorer(chips=[A100], chip=H100), ValueError, "not among the explorer's chips"),
+        (lambda: hw.viz.StepIntensityExplorer(d=1000), ValueError, "d must be one of"),
+        (lambda: hw.viz.EnergyShareExplorer(T=3), ValueError, "T must be one of"),
+        (lambda: hw.viz.ByteEnergyExplorer(b_w=-1), ValueError, "b_w must be a number"),
+        (lambda: hw.viz.ByteEnergyExplorer(a="x"), ValueError, "a must be a number"),
+        (lambda: hw.viz.RegimeExplorer(chips=["A100"]), TypeError, "chips must be a non-empty sequence"),
+        (lambda: hw.viz.RegimeExplorer(n_layers=0), ValueError, "n_layers must be > 0"),
+        (lambda: hw.viz.RegimeExplorer(fabric="ib"), ValueError, "fabric must be one of"),
+        (lambda: hw.viz.RegimeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
+        (lambda: hw.viz.BatchSqueezeExplorer(cluster="hgx-a100-hdr"), TypeError, "cluster must be a Cluster record"),
+        (lambda: hw.viz.BatchSqueezeExplorer(clusters=["hgx-a100-hdr"]), TypeError, "clusters must be a non-empty"),
         (
-            lambda: hw.BatchSqueezeExplorer(clusters=hw.clusters()[:2], cluster=hw.cluster("hgx-h100-ndr")),
+            lambda: hw.viz.BatchSqueezeExplorer(clusters=hw.clusters()[:2], cluster=hw.cluster("hgx-h100-ndr")),
             ValueError,
             "not among the explorer's clusters",
         ),
-        (lambda: hw.BatchSqueezeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
-        (lambda: hw.BatchSqueezeExplorer(n_params=7e9), ValueError, "n_params must be one of"),
+        (lambda: hw.viz.BatchSqueezeExplorer(n_chips=3), ValueError, "n_chips must be one of"),
+        (lambda: hw.viz.BatchSqueezeExplorer(n_params=7e9), ValueError, "n_params must be one of"),
     ],
 )
 def test_bad_arguments_raise_clear_errors(call, error, words):
@@ -176,7 +180,7 @@ def test_time_explorers_work_on_every_chip(cls):
 
 
 def test_roofline_explorer_follows_the_roofline():
-    explorer = hw.RooflineExplorer(chips=DOC000, chip=DOC000[0])
+    explorer = hw.viz.RooflineExplorer(chips=DOC000, chip=DOC000[0])
     assert "compute-bound" in explorer.summary.value
     explorer.n.value = 1
     assert "memory-bound" in explorer.summary.value
@@ -184,7 +188,7 @@ def test_roofline_explorer_follows_the_roofline():
     explorer.chip.value = hw.chip("v6e", source="doc000")
     assert "memory-bound" in explorer.summary.value and "573.8" in explorer.summary.value
     assert explorer.dtype.value == "bf16"
-    vendor = hw.RooflineExplorer(chip=V6E, dtype="int8")
+    vendor = hw.viz.RooflineExplorer(chip=V6E, dtype="int8")
     assert list(vendor.dtype.options) == list(V6E.peak_flops_per_s)
     assert f"ridge {hw.ridge_point(V6E, 'int8'):.4g}" in vendor.summary.value
     vendor.chip.value = hw.chip("H100-SXM")
@@ -195,17 +199,17 @@ def test_roofline_explorer_follows_the_roofline():
         hw.roofline_time_s(hw.matmul_flops(1024, 1024, 1024), hw.matmul_bytes(1024, 1024, 1024), hw.chip("TPU7x"))
     )
     assert time_text in vendor.summary.value
-    assert "time at least 10.9 µs" in hw.RooflineExplorer(chip=hw.chip("TPU v5e")).summary.value
+    assert "time at least 10.9 µs" in hw.viz.RooflineExplorer(chip=hw.chip("TPU v5e")).summary.value
 
 
 def test_step_explorer_reports_t_min_and_draws_the_energy_balance_only_where_known():
     offered = (A100, V6E, hw.chip("TPU v5e", source="doc000"))
-    explorer = hw.StepIntensityExplorer(chips=offered, chip=A100, T=64)
+    explorer = hw.viz.StepIntensityExplorer(chips=offered, chip=A100, T=64)
     assert f"T_min = {hw.t_min(doc002.D_MODEL, A100):,.0f}" in explorer.summary.value
     assert "energy" in explorer.figure.axes[0].get_title()
     explorer.d.value = 384
     assert "no T reaches it" in explorer.summary.value
-    tpu = hw.StepIntensityExplorer(chips=offered, chip=V6E)
+    tpu = hw.viz.StepIntensityExplorer(chips=offered, chip=V6E)
     assert f"T_min = {hw.t_min(doc002.D_MODEL, V6E):,.0f}" in tpu.summary.value
     assert "energy" not in tpu.figure.axes[0].get_title()
     tpu.chip.value = hw.chip("TPU v5e", source="doc000")  # no on-chip memory sourced: no re-blocking term
@@ -215,7 +219,7 @@ def test_step_explorer_reports_t_min_and_draws_the_energy_balance_only_where_kno
 def test_memory_explorer_reports_the_budget():
     # per chip under a sharding, each chip with its own micro-batch's activations (never pooled)
     v5p, llama = hw.chip("TPU v5p"), hw.model("Llama 3 8B")
-    explorer = hw.MemoryBudgetExplorer(chip=v5p, model=llama, recipe=hw.recipe("zero_mixed_adam"), seq_len=4096)
+    explorer = hw.viz.MemoryBudgetExplorer(chip=v5p, model=llama, recipe=hw.recipe("zero_mixed_adam"), seq_len=4096)
     expected = hw.training_memory(llama, "zero_mixed_adam", v5p, 4096, sharding="zero-3")
     assert explorer.parts_bytes() == expected.parts and expected.n_chips is not None
     assert f"{expected.n_chips:,} chips</b> under zero-3" in explorer.summary.value
@@ -223,7 +227,7 @@ def test_memory_explorer_reports_the_budget():
     assert "does not fit" in explorer.summary.value and "shard more" in explorer.summary.value
     explorer.recompute.value = "full"
     assert explorer.parts_bytes()["activations"] == 32 * 2 * 4096 * 4096
-    default = hw.MemoryBudgetExplorer()  # Llama 3 8B on a v5e: one sequence's activations overflow one chip
+    default = hw.viz.MemoryBudgetExplorer()  # Llama 3 8B on a v5e: one sequence's activations overflow one chip
     assert default.chip.value is hw.chip("TPU v5e") and default.usable.value == hw.doc000.USABLE_FRACTION
     assert (
         "does not fit" in default.summary.value and "tensor, sequence or context parallelism" in default.summary.value
@@ -232,18 +236,18 @@ def test_memory_explorer_reports_the_budget():
 
 def test_memory_explorer_offers_only_the_recipes_it_is_given():
     offered = hw.literature.RECIPES
-    explorer = hw.MemoryBudgetExplorer(recipes=offered)
+    explorer = hw.viz.MemoryBudgetExplorer(recipes=offered)
     assert [value for _, value in explorer.recipe.options] == list(offered)
     assert explorer.recipe.value is hw.recipe("zero_mixed_adam")
     with pytest.raises(ValueError, match="not among the explorer's recipes"):
-        hw.MemoryBudgetExplorer(recipes=offered, recipe=hw.recipe("doc000_mixed_bf16"))
+        hw.viz.MemoryBudgetExplorer(recipes=offered, recipe=hw.recipe("doc000_mixed_bf16"))
     with pytest.raises(TypeError, match="recipes must be a non-empty sequence"):
-        hw.MemoryBudgetExplorer(recipes=["zero_mixed_adam"])
+        hw.viz.MemoryBudgetExplorer(recipes=["zero_mixed_adam"])
 
 
 def test_kv_explorer_reports_the_cache_and_the_decode_bound():
     h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 8B")
-    explorer = hw.KVCacheExplorer(chip=h100, model=llama, seq_len=8192, batch=16)
+    explorer = hw.viz.KVCacheExplorer(chip=h100, model=llama, seq_len=8192, batch=16)
     assert "1 GiB" in explorer.summary.value
     bound = hw.inference_step(llama, h100, 16, 8192).time_s
     assert hw.format_seconds(bound) in explorer.summary.value
@@ -255,7 +259,7 @@ def test_kv_explorer_reports_the_cache_and_the_decode_bound():
 
 def test_serving_explorer_reports_the_step_and_the_plan():
     h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 70B")
-    explorer = hw.ServingExplorer(chip=h100, model=llama, n_chips=8, precision="fp8", context_len=4096, batch=64)
+    explorer = hw.viz.ServingExplorer(chip=h100, model=llama, n_chips=8, precision="fp8", context_len=4096, batch=64)
     fp8 = hw.PRECISIONS["fp8"]
     step = hw.inference_step(llama, h100, 64, 4096, 1, 8, **fp8)
     assert hw.format_seconds(step.time_s) in explorer.summary.value
@@ -270,12 +274,12 @@ def test_serving_explorer_reports_the_step_and_the_plan():
     explorer.batch.value = 4096
     assert "does not fit" in explorer.summary.value
     with pytest.raises(ValueError, match="n_chips must be one of"):
-        hw.ServingExplorer(chip=h100, model=llama, n_chips=16)
+        hw.viz.ServingExplorer(chip=h100, model=llama, n_chips=16)
 
 
 def test_training_explorer_reports_the_step():
     cluster, llama = hw.cluster("hgx-h100-ndr"), hw.model("Llama 3 70B")
-    explorer = hw.TrainingExplorer(cluster=cluster, model=llama, n_chips=256, tp=8, pp=2)
+    explorer = hw.viz.TrainingExplorer(cluster=cluster, model=llama, n_chips=256, tp=8, pp=2)
     step = hw.train_step(
         llama,
         cluster,
@@ -293,7 +297,7 @@ def test_training_explorer_reports_the_step():
 
 
 def test_regime_explorer_reproduces_table_5():
-    explorer = hw.RegimeExplorer(chip=A100)
+    explorer = hw.viz.RegimeExplorer(chip=A100)
     steps = hw.regime_steps(A100)
     for row, scenario in enumerate(doc002.SCENARIOS):
         with explorer.holding():
@@ -314,7 +318,7 @@ def test_regime_explorer_reproduces_table_5():
 
 
 def test_squeeze_explorer_reports_the_optimal_batch():
-    explorer = hw.BatchSqueezeExplorer()
+    explorer = hw.viz.BatchSqueezeExplorer()
     system = hw.cluster("hgx-a100-hdr")
     assert explorer.system.value is system
     squeeze = hw.cluster_squeeze(system, explorer.n_params.value, 64, doc002.CRITICAL_BATCH.value)
@@ -381,15 +385,15 @@ def test_shared_machinery_is_in_the_base_class():
 
 def test_compute_to_commute_explorers_take_a_model():
     h100, llama = hw.chip("H100-SXM"), hw.model("llama-3-70b")
-    explorer = hw.StepIntensityExplorer(chip=h100, model=llama)
+    explorer = hw.viz.StepIntensityExplorer(chip=h100, model=llama)
     assert f"T_min = {hw.t_min(llama, h100):,.0f}" in explorer.summary.value
     explorer.layer.value = None  # back to the source document's layer of width d
     assert f"T_min = {hw.t_min(explorer.d.value, h100):,.0f}" in explorer.summary.value
-    regime = hw.RegimeExplorer(model=hw.model("llama-3-8b"))
+    regime = hw.viz.RegimeExplorer(model=hw.model("llama-3-8b"))
     reference = hw.training_step(hw.model("llama-3-8b"), regime.T.value, regime.chip.value, seq_len=regime.seq_len)
     assert regime.training_step().flops == pytest.approx(reference.flops)
     with pytest.raises(ValueError, match="not among"):
-        hw.StepIntensityExplorer(model=hw.model("mixtral-8x7b"))
+        hw.viz.StepIntensityExplorer(model=hw.model("mixtral-8x7b"))
 
 
 def test_regime_explorer_takes_the_fabrics_of_a_custom_chip():
@@ -405,8 +409,8 @@ def test_regime_explorer_takes_the_fabrics_of_a_custom_chip():
         flop_energy_j=0.9e-12,
     )
     ib = hw.custom_fabric("HDR", bytes_per_s=25e9, kind="scale-out")
-    assert "no scale-out fabric known" in hw.RegimeExplorer(chips=[chip], chip=chip, n_chips=64).summary.value
-    explorer = hw.RegimeExplorer(chips=[chip], chip=chip, n_chips=64, fabrics={chip: {"scale-out": ib}})
+    assert "no scale-out fabric known" in hw.viz.RegimeExplorer(chips=[chip], chip=chip, n_chips=64).summary.value
+    explorer = hw.viz.RegimeExplorer(chips=[chip], chip=chip, n_chips=64, fabrics={chip: {"scale-out": ib}})
     step = hw.training_step(
         4096,
         2048,
@@ -431,7 +435,7 @@ def test_regime_explorer_takes_the_fabrics_of_a_custom_chip():
         ({chip: {"scale-out": 25e9}}, TypeError, "must be a Fabric record"),
     ):
         with pytest.raises(error, match=match):
-            hw.RegimeExplorer(chips=[chip], chip=chip, fabrics=fabrics)
+            hw.viz.RegimeExplorer(chips=[chip], chip=chip, fabrics=fabrics)
 
 
 # --- honest on a static page: controls disabled in the saved state, enabled once a live front end attaches ---
@@ -469,7 +473,7 @@ def test_controls_are_disabled_until_a_live_front_end_attaches(cls):
 
 
 def test_go_live_keeps_a_control_disabled_that_the_explorer_disabled_itself():
-    class Partly(hw.RooflineExplorer):
+    class Partly(hw.viz.RooflineExplorer):
         def __init__(self):
             super().__init__()
 
@@ -489,7 +493,7 @@ def test_the_saved_state_a_build_writes_has_the_controls_disabled(tmp_path):
     import nbformat
 
     notebook = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell("import hwlib as hw\nhw.RooflineExplorer(chip=hw.chip('TPU v5e'))")]
+        cells=[nbformat.v4.new_code_cell("import hwlib as hw\nhw.viz.RooflineExplorer(chip=hw.chip('TPU v5e'))")]
     )
     nbclient.NotebookClient(
         notebook,

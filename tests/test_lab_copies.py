@@ -21,7 +21,7 @@ from mdit_py_plugins.myst_role import myst_role_plugin
 from myst_nb.core.variables import format_plain_text
 
 import hwlib as hw
-from hwlib.viz import glue as glue_module
+from hwlib.viz import gluing as glue_module
 
 ROOT = Path(__file__).resolve().parents[1]
 SPEC = importlib.util.spec_from_file_location("lab_copies", ROOT / "tools" / "lab_copies.py")
@@ -66,7 +66,7 @@ def test_every_chapter_is_copied():
         "import hwlib as hw" in path.read_text(encoding="utf-8")
         for path in CHAPTERS
         if "{glue" in path.read_text(encoding="utf-8")
-    )  # the expressions call hw.glued_text
+    )  # the expressions call hw.viz.glued_text
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())
@@ -81,7 +81,7 @@ def test_every_glue_role_becomes_the_expression_for_the_same_value_and_format(pa
         assert expressions == [lab_copies.eval_expression(name, content) for name, content in roles]
         for (name, content), expression in zip(roles, expressions):
             key, fmt = lab_copies.glue_key(name, content)
-            assert expression == f"hw.glued_text({key!r}, {fmt!r})"
+            assert expression == f"hw.viz.glued_text({key!r}, {fmt!r})"
         others = [role for role in myst_roles(source) if not role[0].startswith("glue")]
         assert [role for role in after if role[0] != "eval"] == others  # every other role untouched
 
@@ -103,10 +103,10 @@ def test_code_spans_fences_and_escapes_are_left_alone():
         ":::{admonition} Box\nInside {glue:text}`boxed:,.0f`.\n:::\n\n```{note}\nNoted {glue}`noted`.\n```\n"
     )
     copied = lab_copies.lab_markdown(source)
-    assert "{eval}`hw.glued_text('roof_ridge', '.1f')`" in copied
+    assert "{eval}`hw.viz.glued_text('roof_ridge', '.1f')`" in copied
     assert "`` {glue:text}`name:.1f` ``" in copied and "\\{glue:text}`escaped`" in copied
     assert "```md\n{glue:text}`in_code:.1f`\n```" in copied
-    assert "{eval}`hw.glued_text('boxed', ',.0f')`" in copied and "{eval}`hw.glued_text('noted', '')`" in copied
+    assert "{eval}`hw.viz.glued_text('boxed', ',.0f')`" in copied and "{eval}`hw.viz.glued_text('noted', '')`" in copied
     assert lab_copies.glue_roles(source) == [r for r in myst_roles(source) if r[0].startswith("glue")]
 
 
@@ -143,28 +143,28 @@ VALUES = [
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_glued_text_renders_what_glue_text_renders(monkeypatch, fmt):
-    """hw.glued_text(name, fmt) in a kernel == MyST-NB's {glue:text}`name:fmt` in the book, for every
+    """hw.viz.glued_text(name, fmt) in a kernel == MyST-NB's {glue:text}`name:fmt` in the book, for every
     format the chapters use and values of every kind that glue takes."""
     import IPython.display
 
     monkeypatch.setattr(IPython.display, "display", lambda *args, **kwargs: None)
     for index, value in enumerate(VALUES):
         name = f"value_{index}"
-        hw.glue(**{name: value})
+        hw.viz.glue(**{name: value})
         text_plain = glue_module.GLUED[name]
         try:
             expected = format_plain_text(text_plain, fmt)
         except (TypeError, ValueError):  # a format that does not apply to this value fails in the book too
             with pytest.raises((TypeError, ValueError)):
-                hw.glued_text(name, fmt)
+                hw.viz.glued_text(name, fmt)
             continue
-        got = hw.glued_text(name, fmt)
+        got = hw.viz.glued_text(name, fmt)
         assert got == expected and repr(got) == expected  # shown bare by jupyterlab-myst, no quotes
 
 
 def test_glued_text_says_what_to_run_when_nothing_is_glued_yet():
     with pytest.raises(KeyError, match="computed further down; run the chapter's cells"):
-        hw.glued_text("never_glued_name", ".1f")
+        hw.viz.glued_text("never_glued_name", ".1f")
 
 
 def test_a_lab_copy_hides_what_the_book_hides_and_fills_in_the_last_build(tmp_path):
@@ -175,7 +175,7 @@ def test_a_lab_copy_hides_what_the_book_hides_and_fills_in_the_last_build(tmp_pa
     header = (ROOT / "book" / "intro.md").read_text(encoding="utf-8").split("\n---\n")[0] + "\n---\n"
     chapter.write_text(
         header + "\n# Tiny\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n"
-        "import hwlib as hw\nhw.glue(tiny_ridge=240.53724053724054, tiny_chip='TPU v5e')\n```\n\n"
+        "import hwlib as hw\nhw.viz.glue(tiny_ridge=240.53724053724054, tiny_chip='TPU v5e')\n```\n\n"
         "The {glue:text}`tiny_chip` ridge is {glue:text}`tiny_ridge:.1f` FLOP/B.\n"
     )
     executed = tmp_path / "executed"
@@ -198,19 +198,19 @@ def test_a_lab_copy_hides_what_the_book_hides_and_fills_in_the_last_build(tmp_pa
     assert code.metadata["jupyter"] == {"source_hidden": True, "outputs_hidden": True}
     prose = notebook.cells[-1]
     # the last build's text is the fallback until the kernel has glued the name (a number shown above its cell)
-    assert "{glue" not in prose.source and "{eval}`hw.glued_text('tiny_ridge', '.1f', '240.5')`" in prose.source
+    assert "{glue" not in prose.source and "{eval}`hw.viz.glued_text('tiny_ridge', '.1f', '240.5')`" in prose.source
     results = {item["expression"]: item["result"]["data"]["text/plain"] for item in prose.metadata["user_expressions"]}
     assert results == {
-        "hw.glued_text('tiny_chip', 's', 'TPU v5e')": "TPU v5e",
-        "hw.glued_text('tiny_ridge', '.1f', '240.5')": "240.5",
+        "hw.viz.glued_text('tiny_chip', 's', 'TPU v5e')": "TPU v5e",
+        "hw.viz.glued_text('tiny_ridge', '.1f', '240.5')": "240.5",
     }
-    assert hw.glued_text("tiny_never_glued", ".1f", "240.5") == "240.5"
+    assert hw.viz.glued_text("tiny_never_glued", ".1f", "240.5") == "240.5"
     # code that changed since the last build: no numbers filled in from it (they come when the cells run)
     chapter.write_text(chapter.read_text().replace("240.53724053724054", "197.0"))
     [(copy, count, origin)] = lab_copies.write_lab_copies(book, out, executed, execute=False)
     assert count == 2 and origin == ""
     prose = nbformat.read(copy, as_version=4).cells[-1]
-    assert "user_expressions" not in prose.metadata and "{eval}`hw.glued_text('tiny_ridge', '.1f')`" in prose.source
+    assert "user_expressions" not in prose.metadata and "{eval}`hw.viz.glued_text('tiny_ridge', '.1f')`" in prose.source
     assert "{glue" in chapter.read_text()  # the source is never touched
 
 
@@ -224,21 +224,21 @@ def test_a_chapter_the_build_did_not_run_is_run_once_for_its_numbers(tmp_path):
     chapter.write_text(
         header + "\n# Ahead\n\nThe ridge is {glue:text}`ahead_ridge:.1f` FLOP/B.\n\n"
         "```{code-cell} ipython3\nimport hwlib as hw\n"
-        "hw.glue(ahead_ridge=hw.ridge_point(hw.chip('TPU v5e')))\n```\n"
+        "hw.viz.glue(ahead_ridge=hw.ridge_point(hw.chip('TPU v5e')))\n```\n"
     )
     logs = []
     [(copy, count, origin)] = lab_copies.write_lab_copies(book, tmp_path / "lab", None, log=logs.append)
     assert origin == "run" and count == 1 and len(logs) == 1
     expected = f"{hw.ridge_point(hw.chip('TPU v5e')):.1f}"
     prose = nbformat.read(copy, as_version=4).cells[2]
-    assert f"{{eval}}`hw.glued_text('ahead_ridge', '.1f', '{expected}')`" in prose.source
+    assert f"{{eval}}`hw.viz.glued_text('ahead_ridge', '.1f', '{expected}')`" in prose.source
     assert prose.metadata["user_expressions"][0]["result"]["data"]["text/plain"] == expected
     lab_copies.write_lab_copies(book, tmp_path / "lab", None, log=logs.append)
     assert len(logs) == 1  # kept: not run again
 
 
 def test_a_format_that_cannot_format_the_value_names_itself():
-    from hwlib.viz.glue import format_glued_text
+    from hwlib.viz.gluing import format_glued_text
 
     with pytest.raises(ValueError, match=r"fmt '\.2f' cannot format the glued value \"'abc'\""):
         format_glued_text("'abc'", ".2f")

@@ -217,10 +217,10 @@ def test_cost_handles_a_dict_a_list_and_nothing():
 def test_tables_have_one_row_per_kernel(small):
     matmuls, matvec, stream = small
     records = matmuls + [matvec, stream]
-    table = hw.measurements_table(records)
+    table = hw.viz.measurements_table(records)
     assert list(table.index) == [r.name for r in records]
     assert (table["achieved GFLOP/s"] > 0).all() and (table["slowest / fastest"] >= 1).all()
-    counts = hw.xla_counts_table(records)
+    counts = hw.viz.xla_counts_table(records)
     assert list(counts.index) == list(table.index)
     fp32 = counts[[r.dtype == "fp32" for r in records]]
     assert (fp32["XLA / hwlib FLOPs"] == 1.0).all()
@@ -246,7 +246,7 @@ def test_measured_chip_is_a_roofline_record_outside_the_catalogue(small):
 def test_plot_measured_roofline(small):
     matmuls, matvec, stream = small
     record = hw.measured_chip(matmuls, stream)
-    ax = hw.plot_measured_roofline(record, matmuls + [matvec, stream], peaks={"estimate": 2 * record.peak("fp32")})
+    ax = hw.viz.plot_measured_roofline(record, matmuls + [matvec, stream], peaks={"estimate": 2 * record.peak("fp32")})
     roofs = [line for line in ax.get_lines() if len(line.get_xdata()) > 2]
     assert len(roofs) == 2 and "FLOP/byte" in ax.get_xlabel() and "FLOP/s" in ax.get_ylabel()
     points = [line for line in ax.get_lines() if len(line.get_xdata()) == 1 and line.get_marker() in "o^s"]
@@ -290,8 +290,8 @@ def test_median_lies_between_the_fastest_and_the_slowest(times):
         (lambda: hw.measure_matmuls([8], dtypes=["int8"]), ValueError, "dtypes must be one of"),
         (lambda: stream_counts(0), ValueError, "n_elements must be > 0"),
         (lambda: stream_counts(4, "fp16"), ValueError, "dtype must be one of"),
-        (lambda: hw.measurements_table([]), TypeError, "measurements must be a non-empty sequence"),
-        (lambda: hw.xla_counts_table([1]), TypeError, "measurements must be a non-empty sequence"),
+        (lambda: hw.viz.measurements_table([]), TypeError, "measurements must be a non-empty sequence"),
+        (lambda: hw.viz.xla_counts_table([1]), TypeError, "measurements must be a non-empty sequence"),
         (lambda: hw.xla_matmul_cost(4, 4, -1), ValueError, "n must be > 0"),
         (lambda: hw.xla_matmul_cost(4, 4, 4, dtype="int4"), ValueError, "dtype must be one of"),
         (lambda: xla.xla_stream_cost(1.5), ValueError, "n_elements must be a whole number"),
@@ -300,7 +300,7 @@ def test_median_lies_between_the_fastest_and_the_slowest(times):
         (lambda: Measurement("stream", "fp32", (1,), 1.0, 1.0, ()), ValueError, "times_s must be a non-empty"),
         (lambda: Measurement("stream", "fp32", (1,), 1.0, 1.0, (0.0,)), ValueError, "times_s must be > 0"),
         (lambda: Measurement("stream", "fp32", (1,), -1.0, 1.0, (1.0,)), ValueError, "flops must be > 0"),
-        (lambda: hw.plot_measured_roofline("cpu", []), TypeError, "chip must be a Chip record"),
+        (lambda: hw.viz.plot_measured_roofline("cpu", []), TypeError, "chip must be a Chip record"),
     ],
 )
 def test_bad_input_names_the_parameter(call, error, words):

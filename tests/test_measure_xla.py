@@ -30,8 +30,8 @@ def test_without_the_input_gradient_xla_drops_the_first_projections_backward():
 
 
 def test_comparison_table_has_one_row_per_shape():
-    # 0.1's hw.compare_with_xla(ds, Ts) is hw.xla_layer_table(ds, Ts)
-    table = hw.xla_layer_table([32, 64], 16)
+    # 0.1's hw.compare_with_xla(ds, Ts) is hw.viz.xla_layer_table(ds, Ts)
+    table = hw.viz.xla_layer_table([32, 64], 16)
     assert list(table.index) == [(32, 16), (64, 16)]
     assert (table["relative gap"] > 0).all()
     assert table.loc[(32, 16), "hwlib (MFLOP)"] == hw.layer_flops(32, 16) / 1e6
@@ -48,9 +48,9 @@ def test_comparison_table_has_one_row_per_shape():
         (lambda: hw.xla_layer_flops([8, 16], 4), TypeError, "d must be one whole number"),
         (lambda: hw.xla_layer_flops(8, 4, input_gradient="yes"), TypeError, "input_gradient must be"),
         (lambda: xla.xla_matmul_flops(8, -1), ValueError, "T must be > 0"),
-        (lambda: hw.xla_layer_table([8, 16], [4, 4, 4]), ValueError, "must broadcast together"),
-        (lambda: hw.xla_layer_table("8", 4), TypeError, "ds must be a real number"),
-        (lambda: hw.xla_layer_table(8, 0), ValueError, "Ts must be > 0"),
+        (lambda: hw.viz.xla_layer_table([8, 16], [4, 4, 4]), ValueError, "must broadcast together"),
+        (lambda: hw.viz.xla_layer_table("8", 4), TypeError, "ds must be a real number"),
+        (lambda: hw.viz.xla_layer_table(8, 0), ValueError, "Ts must be > 0"),
     ],
 )
 def test_bad_input_names_the_parameter(call, error, words):

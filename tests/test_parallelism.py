@@ -71,7 +71,7 @@ def test_no_measured_run_beats_its_bound():
         bound, step = hw.training_run_bound(run)
         assert 0 < run.measured.value < bound, run.key
         assert step.n_chips == math.prod(run.mesh.values())
-    table = hw.training_check_table()
+    table = hw.viz.training_check_table()
     assert (table["% of bound"] < 100).all()
     first = hw.training_runs()[0]
     flops = hw.megatron_step_flops(512, 2048, 24, 2304, 51200)
@@ -80,13 +80,15 @@ def test_no_measured_run_beats_its_bound():
 
 
 def test_planner_lists_every_mesh_with_a_reason():
-    plan = hw.plan_meshes(LLAMA70, H100, 512 * 8192, 8192, 256)
+    planned = hw.plan_training(LLAMA70, H100, 512 * 8192, 8192, 256)
+    plan = [(p.mesh, p.step, p.reason) for p in planned.meshes]
     feasible = [(mesh, step) for mesh, step, reason in plan if step is not None and step.fits]
+    assert [p.mesh for p in planned.feasible] == [mesh for mesh, _ in feasible]
     assert feasible and all(a[1].time_s <= b[1].time_s for a, b in zip(feasible, feasible[1:]))
     assert all(mesh.n_chips == 256 for mesh, _, _ in plan)
     reasons = {reason for _, step, reason in plan if step is None or not step.fits}
     assert any("GiB usable" in reason for reason in reasons)
-    table = hw.plan_training(LLAMA70, H100, 512 * 8192, 8192, 256)
+    table = planned.to_frame()
     assert table["fits"].iloc[0] and not table["fits"].iloc[-1] and table["why not"].iloc[-1]
 
 

@@ -130,7 +130,7 @@ def test_bad_input_names_the_problem(call, error, words):
 
 
 def test_fabric_table():
-    table = hw.fabric_table()
+    table = hw.viz.fabric_table()
     assert len(table) == len(hw.fabrics())
     row = table.loc["NVLink 3 (A100)"]
     assert row["per direction (GB/s)"] == 300 and row["quote is"] == "both directions summed"
@@ -140,7 +140,7 @@ def test_fabric_table():
     assert table.loc["IB HDR 25 GB/s [doc002]", "ring-step latency (µs)"] == ""
     assert table.loc["IB HDR 25 GB/s [doc002]", "per direction (GB/s)"] == 25
     with pytest.raises(TypeError, match="records must be a non-empty sequence of Fabric records"):
-        hw.fabric_table(["ndr"])
+        hw.viz.fabric_table(["ndr"])
 
 
 def test_deployments_are_validated_and_sourced():

@@ -20,7 +20,7 @@ def shell():
 
 
 def test_a_styler_gets_a_latex_form_and_keeps_its_html(shell):
-    styler = hw.chip_table(hw.chips()[:3]).style.format("{:,.1f}", subset=["ridge point (FLOP/byte)"])
+    styler = hw.viz.chip_table(hw.chips()[:3]).style.format("{:,.1f}", subset=["ridge point (FLOP/byte)"])
     bundle, _ = shell.display_formatter.format(styler)
     assert bundle["text/html"] == styler.to_html()
     latex = bundle["text/latex"]
@@ -43,7 +43,7 @@ def test_other_objects_get_no_latex_form(shell):
 
 
 def test_import_hwlib_registers_nothing_and_the_books_style_does():
-    """``import hwlib`` has no side effect on IPython's display; a chapter's ``hw.use_book_style()`` adds the
+    """``import hwlib`` has no side effect on IPython's display; a chapter's ``hw.viz.use_book_style()`` adds the
     tables' LaTeX form."""
     import subprocess
     import sys
@@ -55,7 +55,7 @@ def test_import_hwlib_registers_nothing_and_the_books_style_does():
         "import pandas as pd, hwlib as hw\n"
         "frame = pd.DataFrame({'x': [1]})\n"
         "print(latex(frame) is None)\n"
-        "hw.use_book_style()\n"
+        "hw.viz.use_book_style()\n"
         "print(latex(frame).startswith('% hwlib table'))\n"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
@@ -82,7 +82,7 @@ def test_html_links_become_hyperlinks_and_tags_go():
 
 
 def test_column_groups_are_centred_and_ruled():
-    latex = latex_form(hw.elementwise_tax_table().style.format("{:.2f}"))
+    latex = latex_form(hw.viz.elementwise_tax_table().style.format("{:.2f}"))
     assert re.search(r"\\multicolumn\{\d\}\{c\}\{A100-80GB", latex) and r"\cmidrule(lr)" in latex
 
 
@@ -93,7 +93,7 @@ def test_a_long_table_breaks_across_pages_and_a_short_one_does_not():
 
 
 def test_a_wide_table_wraps_its_text_columns_within_the_line():
-    latex = latex_form(hw.serving_sources_table())
+    latex = latex_form(hw.viz.serving_sources_table())
     fractions = [float(f) for f in re.findall(r"p\{([0-9.]+)\\linewidth\}", latex)]
     assert fractions and sum(fractions) < 1
     assert r"\begin{hwtable}{" in latex
@@ -105,7 +105,7 @@ def test_share_width_gives_the_modest_columns_all_they_want_first():
 
 
 def test_hidden_index_levels_and_columns_leave_header_and_body_aligned():
-    squeeze = hw.squeeze_table([hw.cluster("hgx-a100-hdr")], 7e9).style.format(precision=2)
+    squeeze = hw.viz.squeeze_table([hw.cluster("hgx-a100-hdr")], 7e9).style.format(precision=2)
     latex = latex_form(squeeze.hide(axis="index", level=0).hide(subset=["optimizer (ms)"], axis="columns"))
     rows = [line for line in latex.splitlines() if line.endswith(r"\\")]
     assert rows[0].startswith("N & ") and "optimizer" not in latex

@@ -19,7 +19,7 @@ GiB = 2**30
 def test_activation_plot_draws_each_strategy_in_gib():
     seq = np.array([1024, 2048, 4096])
     ax = plot_activations(seq, d=4096, n_heads=32, n_layers=32, tensor_parallel=8, chip=hw.chip("H100-SXM"))
-    assert hw.plot_activations is plot_activations  # the lazy top-level name is the viz function
+    assert hw.viz.plot_activations is plot_activations  # the lazy top-level name is the viz function
     assert "GiB" in ax.get_ylabel() and "tokens" in ax.get_xlabel()
     first = ax.get_lines()[0]
     np.testing.assert_allclose(first.get_ydata(), 32 * hw.activation_bytes(seq, 1, 4096, 32) / GiB)

@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 import lab_copies  # noqa: E402
 
-_FINAL = "__import__('hwlib.viz.glue', fromlist=['GLUED']).GLUED"
+_FINAL = "__import__('hwlib.viz.gluing', fromlist=['GLUED']).GLUED"
 
 
 def _run(client, code: str, **options) -> dict:
@@ -65,7 +65,7 @@ def check_notebook(path: Path) -> tuple[int, list[str]]:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
     for index, expression, shown in seen:
-        name, fmt, *_ = eval(expression.removeprefix("hw.glued_text"))  # ('name', 'fmt'[, 'fallback'])  # noqa: S307
+        name, fmt, *_ = eval(expression.removeprefix("hw.viz.glued_text"))  # ('name', 'fmt'[, 'fallback'])  # noqa: S307
         if name not in glued:
             problems.append(f"cell {index}: {name!r} is never glued")
             continue

@@ -3,8 +3,8 @@
 A chapter's prose takes its numbers from glue roles (``{glue:text}`roof_ridge:.1f```), which only
 Jupyter Book fills in. Each copy (``_build/lab/book/<chapter>.ipynb``, written by jupytext from the
 chapter's MyST Markdown) has every glue role rewritten into a MyST ``{eval}`` expression that
-formats the same glued value the same way (``{eval}`hw.glued_text('roof_ridge', '.1f', '240.5')```,
-see ``hwlib.viz.glue``). jupyterlab-myst renders the Markdown cells and evaluates those expressions
+formats the same glued value the same way (``{eval}`hw.viz.glued_text('roof_ridge', '.1f', '240.5')```,
+see ``hwlib.viz.gluing``). jupyterlab-myst renders the Markdown cells and evaluates those expressions
 in the chapter's kernel when a cell is run. Each Markdown cell also carries the chapter's numbers
 (jupyterlab-myst's ``user_expressions`` cell metadata), so they show as soon as a chapter opens:
 from the book's last build where it ran this very code, else from running the chapter once
@@ -37,7 +37,7 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-from hwlib.viz.glue import format_glued_text  # noqa: E402 (the repository's hwlib, wherever this runs from)
+from hwlib.viz.gluing import format_glued_text  # noqa: E402 (the repository's hwlib, wherever this runs from)
 
 GLUE_ROLES = {"glue", "glue:", "glue:any", "glue:text", "glue:md"}
 """MyST-NB's inline glue roles (``{glue:text}`` formats; the others paste the value as it is)."""
@@ -182,8 +182,8 @@ def eval_expression(name: str, content: str, values: dict[str, str] | None = Non
     if "::" in key:
         raise ValueError(f"{{{name}}}`{content}` glues from another document, which a lab copy cannot evaluate")
     if values is not None and key in values:
-        return f"hw.glued_text({key!r}, {fmt!r}, {format_glued_text(values[key], fmt)!r})"
-    return f"hw.glued_text({key!r}, {fmt!r})"
+        return f"hw.viz.glued_text({key!r}, {fmt!r}, {format_glued_text(values[key], fmt)!r})"
+    return f"hw.viz.glued_text({key!r}, {fmt!r})"
 
 
 def lab_markdown(markdown: str, values: dict[str, str] | None = None) -> str:
@@ -245,7 +245,7 @@ def run_chapter(source: Path) -> dict[str, str]:
             store_history=False,
             output_hook=lambda msg: None,
             user_expressions={
-                "glued": "__import__('json').dumps(__import__('hwlib.viz.glue', fromlist=['GLUED']).GLUED)"
+                "glued": "__import__('json').dumps(__import__('hwlib.viz.gluing', fromlist=['GLUED']).GLUED)"
             },
         )
         return json.loads(ast.literal_eval(reply["content"]["user_expressions"]["glued"]["data"]["text/plain"]))

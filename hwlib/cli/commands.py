@@ -288,7 +288,10 @@ def run_plan(args: argparse.Namespace) -> Report:
     n_chips = args.chips or cluster.max_chips
     if n_chips is None:
         raise ValueError(f"--chips is needed: {cluster.name} has no largest size")
-    results = hw.plan_meshes(model, cluster, args.global_batch_tokens, args.seq_len, n_chips)
+    results = [
+        (p.mesh, p.step, p.reason)
+        for p in hw.plan_training(model, cluster, args.global_batch_tokens, args.seq_len, n_chips).meshes
+    ]
     feasible = [(mesh, step) for mesh, step, _ in results if step is not None and step.fits]
     report = Report(
         "plan",

@@ -219,8 +219,8 @@ def measured_chip(
 ) -> Chip:
     """A chip-like record whose peak per dtype is the best measured matmul rate and whose bandwidth is ``stream``'s.
 
-    Use it with ``hw.ridge_point``, ``hw.attainable_flops_per_s``, ``hw.plot_roofline`` and
-    ``hw.RooflineExplorer``; it is never added to the catalogue.
+    Use it with ``hw.ridge_point``, ``hw.attainable_flops_per_s``, ``hw.viz.plot_roofline`` and
+    ``hw.viz.RooflineExplorer``; it is never added to the catalogue.
     """
     records = list(matmuls) if isinstance(matmuls, (list, tuple)) else None
     if not records or not all(isinstance(r, Measurement) and r.kernel == "matmul" for r in records):

@@ -11,10 +11,9 @@ import pandas as pd
 from hwlib.data import model as find_model
 from hwlib.data import serving_runs as all_serving_runs
 from hwlib.data import training_runs as all_training_runs
-from hwlib.data.records import Cluster, ModelShape, ServingRun, TrainingRun, require
+from hwlib.data.records import ServingRun, TrainingRun
 from hwlib.serving_plan import max_mean_prompt, serving_run_bound
-from hwlib.training_plan import plan_meshes, training_run_bound
-from hwlib.units import GiB
+from hwlib.training_plan import training_run_bound
 
 
 def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
@@ -69,36 +68,6 @@ def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFr
         },
         index=pd.Index([f"{run.source}: {run.system}" for run in runs], name="run"),
     )
-
-
-def plan_training(
-    model: ModelShape,
-    cluster: Cluster,
-    global_batch_tokens: float,
-    seq_len: int,
-    n_chips: int | None = None,
-    **options: object,
-) -> pd.DataFrame:
-    """Every mesh of ``n_chips`` chips of ``cluster`` (default: the cluster's largest) for one training step,
-    feasible ones first by step time, each infeasible one with its reason. Chapter "Sharding a training step"."""
-    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
-    count = cluster.max_chips if n_chips is None else n_chips
-    if count is None:
-        raise ValueError(f"n_chips is needed: {cluster.name} has no largest size")
-    rows = []
-    for mesh, step, reason in plan_meshes(model, cluster, global_batch_tokens, seq_len, count, **options):
-        rows.append(
-            {
-                "mesh": str(mesh),
-                "step (s)": step.time_s if step else None,
-                "tokens/s": step.tokens_per_s if step else None,
-                "MFU (%)": 100 * step.mfu if step else None,
-                "memory per chip (GiB)": step.memory_per_chip_bytes / GiB if step else None,
-                "fits": bool(step and step.fits),
-                "why not": reason,
-            }
-        )
-    return pd.DataFrame(rows).set_index("mesh")
 
 
 def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFrame:

@@ -1,7 +1,7 @@
 """The PDF book's form of every table: a pandas Styler or DataFrame as a booktabs LaTeX table.
 
 A chapter shows a table as ``frame.style.format(...)`` (or a bare DataFrame); the HTML book prints
-its ``text/html`` form, unchanged. Under IPython, ``hw.use_book_style()`` (each chapter's first cell)
+its ``text/html`` form, unchanged. Under IPython, ``hw.viz.use_book_style()`` (each chapter's first cell)
 also gives both types a ``text/latex`` form (``register_latex_forms``), which the book's LaTeX builder prints instead of
 ``<pandas.io.formats.style.Styler at 0x...>``: the same formatted cells, escaped for LaTeX, in a
 ``tabular`` (a ``longtable`` beyond ``LONG_TABLE_LINES`` lines) whose columns wrap and whose font

@@ -32,7 +32,7 @@ CONTEXTS = tuple(2**p for p in range(7, 18))
 D_FF_SCALES = (0.25, 2.0, 0.25)
 """The MLP-width multiplier's range and step (1 is the published width; an MoE scales its experts' width)."""
 PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, positions, router")
-"""The stacked parameter parts, grouped as in ``hw.plot_param_shares`` (same order, same colours)."""
+"""The stacked parameter parts, grouped as in ``hw.viz.plot_param_shares`` (same order, same colours)."""
 FLOP_PARTS = ("weights: 6 per weight used", "attention scores")
 _LAYOUT = {"width": "330px"}
 _STYLE = {"description_width": "90px"}

@@ -107,7 +107,7 @@ class RegimeExplorer(_StackedShares):
     """
 
     time_parts = (("layers", PALETTE[0]), ("optimizer", PALETTE[1]), ("all-reduce", PALETTE[2]))
-    energy_parts = (("arithmetic", PALETTE[3]), ("HBM", PALETTE[4]), ("static", PALETTE[5]))  # as hw.plot_regimes
+    energy_parts = (("arithmetic", PALETTE[3]), ("HBM", PALETTE[4]), ("static", PALETTE[5]))  # as hw.viz.plot_regimes
 
     def __init__(
         self,

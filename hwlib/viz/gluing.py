@@ -1,12 +1,12 @@
 """Put computed values into a chapter's prose with MyST-NB's glue, never by hand.
 
-Used by every chapter: ``hw.glue(roof_ridge=ridge)`` and then ``{glue:text}`roof_ridge:.1f```
+Used by every chapter: ``hw.viz.glue(roof_ridge=ridge)`` and then ``{glue:text}`roof_ridge:.1f```
 in the Markdown. The output is the one ``myst_nb.glue(name, value, display=False)`` makes
 (a display message whose MIME types carry the prefix below and whose metadata names the
 value, the "scrapbook" convention MyST-NB reads), written here so that a chapter does not
 import MyST-NB and, with it, Sphinx: that import alone took over a second per chapter.
 
-Every glued value is also kept in the kernel (``GLUED``), so that ``hw.glued_text("roof_ridge", ".1f")``
+Every glued value is also kept in the kernel (``GLUED``), so that ``hw.viz.glued_text("roof_ridge", ".1f")``
 gives the very text ``{glue:text}`roof_ridge:.1f``` pastes into the built page: `make lab` rewrites each
 glue role of a chapter's JupyterLab copy into such an ``{eval}`` expression, which jupyterlab-myst
 evaluates in the kernel when the cell is rendered.

@@ -1,0 +1,75 @@
+"""What the chapters show: tables, figures, glue and explorers, as ``hw.viz.<name>``.
+
+Each name loads its module (and matplotlib, pandas or ipywidgets) only when first used, so ``import hwlib``
+stays a light calculator. The modules: ``tables`` and ``check_tables``; the figures of each topic
+(``figures``, ``memory_figures``, ``model_figures``, ``serving_figures``, ``commute_figures``,
+``training_figures``); ``explorers``; ``gluing`` (numbers in the prose); ``latex`` (tables in the PDF);
+``style`` (the book's look).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+_NAMES = {
+    "hwlib.viz.gluing": ("glue", "glued_text"),
+    "hwlib.viz.style": ("PALETTE", "use_book_style"),
+    "hwlib.viz.tables": (
+        "balance_table",
+        "byte_cost_table",
+        "chip_table",
+        "elementwise_tax_table",
+        "fabric_table",
+        "measurements_table",
+        "provenance_table",
+        "regime_table",
+        "squeeze_table",
+        "t_min_table",
+        "symbol_table",
+        "xla_counts_table",
+        "xla_layer_table",
+    ),
+    "hwlib.viz.check_tables": ("plan_training", "serving_check_table", "serving_sources_table", "training_check_table"),
+    "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),
+    "hwlib.viz.memory_figures": ("plot_activations", "plot_decode_bound", "plot_kv_per_token", "plot_max_params"),
+    "hwlib.viz.commute_figures": (
+        "plot_energy_per_flop",
+        "plot_energy_shares",
+        "plot_regimes",
+        "plot_step_intensity",
+        "plot_t_min",
+        "plot_time_to_target",
+    ),
+    "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
+    "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
+    "hwlib.viz.training_figures": ("plot_step_breakdown",),
+    "hwlib.viz.explorers": (
+        "BatchSqueezeExplorer",
+        "ByteEnergyExplorer",
+        "EnergyShareExplorer",
+        "KVCacheExplorer",
+        "MemoryBudgetExplorer",
+        "ModelShapeExplorer",
+        "RegimeExplorer",
+        "RooflineExplorer",
+        "ServingExplorer",
+        "StepIntensityExplorer",
+        "TrainingExplorer",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
+
+__all__ = sorted(_MODULE_OF)
+
+
+def __getattr__(name: str) -> object:
+    """Load a name (figure, table, glue, explorer) on first use."""
+    if name in _MODULE_OF:
+        value = getattr(importlib.import_module(_MODULE_OF[name]), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'hwlib.viz' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted(__all__)
