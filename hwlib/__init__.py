@@ -57,15 +57,6 @@ from hwlib.data import (
     training_measurements,
     training_runs,
 )
-from hwlib.data_parallel import (
-    batch_squeeze,
-    cluster_squeeze,
-    critical_batch_from_loss,
-    optimal_batch_tokens,
-    steps_to_target,
-    time_to_target,
-    tokens_to_target,
-)
 from hwlib.energy import (
     ADD_EQUIVALENT_J,
     add_equivalent_distance_mm,
@@ -108,7 +99,6 @@ from hwlib.memory import (
     training_state_bytes,
     usable_bytes,
 )
-from hwlib.parallelism import STEP_PARTS, Mesh, TrainStep, train_step
 from hwlib.placement import group_topology
 from hwlib.roofline import (
     attainable_flops_per_s,
@@ -120,7 +110,16 @@ from hwlib.roofline import (
     ridge_point,
     roofline_time_s,
 )
-from hwlib.serving import (
+from hwlib.serving.plan import (
+    largest_batch_within,
+    max_mean_prompt,
+    serving_chips,
+    serving_curve,
+    serving_run_bound,
+    tensor_parallel_sizes,
+    throughput_bound,
+)
+from hwlib.serving.step import (
     PRECISIONS,
     compute_bound_batch,
     inference_step,
@@ -131,18 +130,8 @@ from hwlib.serving import (
     time_per_output_token_s,
     time_to_first_token_s,
 )
-from hwlib.serving_plan import (
-    largest_batch_within,
-    max_mean_prompt,
-    serving_chips,
-    serving_curve,
-    serving_run_bound,
-    tensor_parallel_sizes,
-    throughput_bound,
-)
-from hwlib.sharding import training_memory
-from hwlib.training import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
-from hwlib.training_plan import (
+from hwlib.training.mesh import STEP_PARTS, Mesh, TrainStep, train_step
+from hwlib.training.plan import (
     PlannedMesh,
     TrainingPlan,
     candidate_meshes,
@@ -151,6 +140,17 @@ from hwlib.training_plan import (
     plan_training,
     training_run_bound,
 )
+from hwlib.training.regimes import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
+from hwlib.training.squeeze import (
+    batch_squeeze,
+    cluster_squeeze,
+    critical_batch_from_loss,
+    optimal_batch_tokens,
+    steps_to_target,
+    time_to_target,
+    tokens_to_target,
+)
+from hwlib.training.zero import training_memory
 from hwlib.units import (
     BITS_PER_BYTE,
     BYTES_PER_ELEMENT,

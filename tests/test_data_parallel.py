@@ -1,4 +1,4 @@
-"""The batch-size squeeze (hwlib.data_parallel) and the hierarchical all-reduce: document 002's Table 6."""
+"""The batch-size squeeze (hwlib.training.squeeze) and the hierarchical all-reduce: document 002's Table 6."""
 
 import math
 
@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import hwlib as hw
 from hwlib.data import doc002
-from hwlib.training import regime_fabric
+from hwlib.training.regimes import regime_fabric
 from hwlib.viz.tables import SQUEEZE_COLUMNS
 
 A100 = hw.chip("A100-80GB", source="doc002")

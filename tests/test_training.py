@@ -1,4 +1,4 @@
-"""hwlib.training and hwlib.collectives: document 002's Table 5 and the per-step costs.
+"""hwlib.training.regimes and hwlib.collectives: document 002's Table 5 and the per-step costs.
 
 Ported from the 0.1 tests/test_layer_model.py (training_step, optimizer_bytes and allreduce_time_s
 moved out of hwlib.layer_model; hw.fabric_bytes_per_s(chip, "nvlink"/"ib") became
@@ -12,7 +12,7 @@ import pytest
 
 import hwlib as hw
 from hwlib.data import doc002
-from hwlib.training import TrainingStep, regime_fabric
+from hwlib.training.regimes import TrainingStep, regime_fabric
 
 A100 = hw.chip("A100-80GB", source="doc002")
 H100 = hw.chip("H100-SXM", source="doc002")

@@ -11,7 +11,7 @@ import pytest
 import hwlib as hw
 from hwlib.data import doc002, vendor_fabrics, vendor_systems
 from hwlib.data.records import Fabric, Sourced
-from hwlib.training import regime_fabric
+from hwlib.training.regimes import regime_fabric
 
 PER_DIRECTION = {  # key: bytes/s per device per direction
     "nvlink3": 300e9,

@@ -22,7 +22,7 @@ import hwlib as hw
 from hwlib.cli.commands import run_memory, run_plan, run_serve, run_train
 from hwlib.cli.listing import run_list
 from hwlib.cli.options import MESH_AXES, count, fraction, mesh, milliseconds, precision
-from hwlib.sharding import SHARDINGS
+from hwlib.training.zero import SHARDINGS
 
 USAGE_ERROR = 2
 LISTS = ("models", "chips", "clusters", "precisions", "recipes")

@@ -12,8 +12,8 @@ from hwlib.data import model as find_model
 from hwlib.data import serving_runs as all_serving_runs
 from hwlib.data import training_runs as all_training_runs
 from hwlib.data.records import ServingRun, TrainingRun
-from hwlib.serving_plan import max_mean_prompt, serving_run_bound
-from hwlib.training_plan import training_run_bound
+from hwlib.serving.plan import max_mean_prompt, serving_run_bound
+from hwlib.training.plan import training_run_bound
 
 
 def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:

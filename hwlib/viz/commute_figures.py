@@ -15,10 +15,10 @@ import numpy as np
 
 from hwlib.data import doc002
 from hwlib.data.records import Chip, Cluster, require, require_chip, require_chips
-from hwlib.data_parallel import CRITICAL_BATCH, cluster_squeeze, time_to_target
 from hwlib.energy import energy_per_flop_j, machine_balance
 from hwlib.layer_model import d_min, layer_step, t_min, t_min_large_d
-from hwlib.training import TrainingStep
+from hwlib.training.regimes import TrainingStep
+from hwlib.training.squeeze import CRITICAL_BATCH, cluster_squeeze, time_to_target
 from hwlib.units import format_number, format_quantity
 from hwlib.viz.style import PALETTE, log_range, new_axes
 

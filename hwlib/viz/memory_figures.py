@@ -17,7 +17,7 @@ from hwlib.data import recipes as all_recipes
 from hwlib.data.records import Chip, ModelShape, require_chip
 from hwlib.memory import activation_bytes, kv_cache_bytes, usable_bytes
 from hwlib.roofline import roofline_time_s
-from hwlib.serving import inference_step, max_batch
+from hwlib.serving.step import inference_step, max_batch
 from hwlib.units import GiB, KiB
 from hwlib.viz.style import PALETTE, new_axes
 

@@ -16,7 +16,6 @@ from hwlib._checks import as_real_array, positive
 from hwlib.data import doc002
 from hwlib.data import fabrics as all_fabrics
 from hwlib.data.records import ENERGY_FIELDS, Chip, Cluster, Fabric, Scenario, require_chip, require_chips
-from hwlib.data_parallel import CRITICAL_BATCH, cluster_squeeze
 from hwlib.energy import add_equivalents, byte_costs, machine_balance
 from hwlib.layer_model import (
     activation_energy_ratio,
@@ -31,7 +30,8 @@ from hwlib.measure.timing import Measurement
 from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost, xla_stream_cost
 from hwlib.naming import SYMBOLS
 from hwlib.roofline import ridge_point
-from hwlib.training import regime_steps
+from hwlib.training.regimes import regime_steps
+from hwlib.training.squeeze import CRITICAL_BATCH, cluster_squeeze
 from hwlib.units import GB, TERA, GiB, MiB, format_quantity
 
 

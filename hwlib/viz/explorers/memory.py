@@ -20,8 +20,8 @@ from hwlib.data import recipe as find_recipe
 from hwlib.data import recipes as all_recipes
 from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe
 from hwlib.memory import RECOMPUTE, deployment_chips, deployment_name, kv_cache_bytes
-from hwlib.serving import inference_step, max_batch
-from hwlib.sharding import SHARDINGS, TrainingMemory, training_memory
+from hwlib.serving.step import inference_step, max_batch
+from hwlib.training.zero import SHARDINGS, TrainingMemory, training_memory
 from hwlib.units import format_bytes, format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,

@@ -14,7 +14,7 @@ import numpy as np
 from hwlib._checks import non_negative, positive
 from hwlib.data import doc002
 from hwlib.data.records import FABRIC_KINDS, Chip, Fabric, ModelShape
-from hwlib.training import regime_fabric, training_step, transformer_params
+from hwlib.training.regimes import regime_fabric, training_step, transformer_params
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import options_in
 from hwlib.viz.explorers.commute import STYLE, CommuteExplorer

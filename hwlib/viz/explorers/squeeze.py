@@ -15,8 +15,8 @@ from hwlib.data import clusters as all_clusters
 from hwlib.data import doc002, fabrics
 from hwlib.data import model as find_model
 from hwlib.data.records import Cluster
-from hwlib.data_parallel import cluster_squeeze, time_to_target
-from hwlib.training import transformer_params
+from hwlib.training.regimes import transformer_params
+from hwlib.training.squeeze import cluster_squeeze, time_to_target
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import Explorer, offered_records, options_in, record_dropdown
 from hwlib.viz.style import PALETTE

@@ -25,7 +25,7 @@ from hwlib.data.records import Chip, ModelShape, ServingRun, require, require_ch
 from hwlib.data.serving_measurements import MLPERF_LLAMA2_MAX_TOKENS
 from hwlib.memory import deployment_name
 from hwlib.roofline import roofline_bound_s
-from hwlib.serving import inference_step, max_batch, time_to_first_token_s
+from hwlib.serving.step import inference_step, max_batch, time_to_first_token_s
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ from hwlib._checks import one_of, positive, whole_count
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.memory import RECOMPUTE
-from hwlib.parallelism import Mesh, TrainStep, split_params, train_step
 from hwlib.placement import group_time_s, group_topology
+from hwlib.training.mesh import Mesh, TrainStep, split_params, train_step
 from hwlib.units import GiB
 
 

@@ -38,7 +38,7 @@ from hwlib.collectives import allreduce_time_s, hierarchical_allreduce_time_s
 from hwlib.data import doc002, literature
 from hwlib.data.records import Chip, Cluster, require, require_chip
 from hwlib.layer_model import FLOPS_PER_TOKEN_PER_D2, PARAMS_PER_LAYER_PER_D2
-from hwlib.training import optimizer_bytes
+from hwlib.training.regimes import optimizer_bytes
 
 FLOPS_PER_PARAM_TOKEN = FLOPS_PER_TOKEN_PER_D2 / PARAMS_PER_LAYER_PER_D2
 """Training FLOPs per parameter per token: 2 forward + 4 backward (Kaplan et al. 2020, Sec. 2.1)."""
