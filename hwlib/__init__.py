@@ -126,7 +126,6 @@ from hwlib.serving.step import (
     kv_copies,
     max_batch,
     memory_bound_context,
-    scale_up_link,
     time_per_output_token_s,
     time_to_first_token_s,
 )

@@ -19,7 +19,7 @@ and "Sharding a training step".
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -140,19 +140,25 @@ class Torus:
 class Switch:
     """``n_chips`` on one switch (an NVLink/NVSwitch domain): each chip injects ``bytes_per_s`` per direction.
 
-    NCCL runs rings over it: ``latency_s`` per ring step. Chapter "Sharding a training step".
+    NCCL runs rings over it: ``latency_s`` per ring step. Where the switch reduces (NVLink SHARP, InfiniBand
+    SHARP), ``reduction_latency_s`` is that all-reduce's latency: it sends each chip's array in once and takes
+    the sum out once, G / bytes_per_s after that latency, against a ring's 2 (p - 1) / p G / bytes_per_s after
+    2 (p - 1) steps; an all-reduce takes the faster of the two, as NCCL picks. Chapter "Sharding a training
+    step".
     """
 
     n_chips: int
     bytes_per_s: float
     latency_s: float = 0.0
+    reduction_latency_s: float | None = None
 
 
 @dataclass(frozen=True)
 class Hierarchy:
     """Domains of ``inner`` joined by ``outer`` (one chip of each domain per outer collective, every chip with
-    its own NIC). ``pipelined``: the levels overlap, chunk by chunk, and the slower sets the time; else they
-    run one after the other. Chapter "Sharding a training step".
+    its own NIC). ``pipelined``: the levels overlap chunk by chunk, as NCCL's ring and tree algorithms run
+    them; the slower level's bytes set the time, plus both levels' step latencies; else they run one after
+    the other (the source documents' form). Chapter "Sharding a training step".
     """
 
     inner: object
@@ -196,9 +202,13 @@ def torus(
     )
 
 
-def switch(n_chips: int, bytes_per_s: float, latency_s: float = 0.0) -> Switch:
-    """``n_chips`` on one switch (per-chip per-direction bandwidth in B/s, latency per ring step in s)."""
-    return Switch(_count("n_chips", n_chips), _rate("bytes_per_s", bytes_per_s), _latency(latency_s))
+def switch(
+    n_chips: int, bytes_per_s: float, latency_s: float = 0.0, reduction_latency_s: float | None = None
+) -> Switch:
+    """``n_chips`` on one switch (per-chip per-direction bandwidth in B/s, latency per ring step in s); with
+    ``reduction_latency_s`` (s) the switch reduces all-reduces in the network."""
+    reduction = None if reduction_latency_s is None else float(non_negative("reduction_latency_s", reduction_latency_s))
+    return Switch(_count("n_chips", n_chips), _rate("bytes_per_s", bytes_per_s), _latency(latency_s), reduction)
 
 
 def hierarchy(inner: object, outer: object, pipelined: bool = False) -> Hierarchy:
@@ -207,6 +217,17 @@ def hierarchy(inner: object, outer: object, pipelined: bool = False) -> Hierarch
         if not isinstance(level, (Ring, Torus, Switch)):
             raise TypeError(f"{name} must be a ring, torus or switch (hw.ring, hw.torus, hw.switch), got {level!r}")
     return Hierarchy(inner, outer, _flag("pipelined", pipelined))
+
+
+def with_latency(topology: object, latency_s: float) -> object:
+    """``topology`` with every level's step latency set to ``latency_s`` (s)."""
+    if isinstance(topology, Hierarchy):
+        return replace(
+            topology, inner=with_latency(topology.inner, latency_s), outer=with_latency(topology.outer, latency_s)
+        )
+    if not isinstance(topology, (Ring, Torus, Switch)):
+        raise TypeError(f"topology must be built by hw.ring, hw.torus, hw.switch or hw.hierarchy, got {topology!r}")
+    return replace(topology, latency_s=_latency(latency_s))
 
 
 def _count(name: str, value: object) -> int:
@@ -269,7 +290,12 @@ def _terms(kind: str, n_bytes: np.ndarray, topology: object) -> tuple[np.ndarray
         if kind == "all-to-all":  # every chip sends (p - 1) / p of its array straight through the switch
             share = (topology.n_chips - 1.0) / topology.n_chips
             return np.full_like(n_bytes, topology.latency_s), share * n_bytes / topology.bytes_per_s
-        return _ring_terms(kind, n_bytes, topology.n_chips, topology.bytes_per_s, topology.latency_s)
+        ring = _ring_terms(kind, n_bytes, topology.n_chips, topology.bytes_per_s, topology.latency_s)
+        if kind == "all-reduce" and topology.reduction_latency_s is not None and topology.n_chips > 1:
+            reduced = (np.full_like(n_bytes, topology.reduction_latency_s), n_bytes / topology.bytes_per_s)
+            faster = _sum(reduced) < _sum(ring)
+            return np.where(faster, reduced[0], ring[0]), np.where(faster, reduced[1], ring[1])
+        return ring
     if isinstance(topology, Torus):
         return _torus_terms(kind, n_bytes, topology)
     raise TypeError(f"topology must be built by hw.ring, hw.torus, hw.switch or hw.hierarchy, got {topology!r}")
@@ -285,7 +311,8 @@ def collective_time_s(kind: str, n_bytes: Number, topology: object) -> Number:
     Ring steps each wait one latency and move 1/p of the array (Thakur, Rabenseifner and Gropp 2005);
     a torus runs a ring per axis, all axes at once when ``multi_axis``; a hierarchy reduce-scatters
     inside each domain, runs the collective on a 1/g share across domains and all-gathers inside again
-    (series), or overlaps the levels (``pipelined``). Vectorised over ``n_bytes``.
+    (series), or overlaps the levels chunk by chunk (``pipelined``: the slower level's bytes, plus both
+    levels' step latencies, which a pipeline does not hide). Vectorised over ``n_bytes``.
     Chapter "Sharding a training step".
     """
     one_of("kind", kind, COLLECTIVES)
@@ -293,12 +320,14 @@ def collective_time_s(kind: str, n_bytes: Number, topology: object) -> Number:
     if isinstance(topology, Hierarchy):
         inner, outer, total = topology.inner, topology.outer, topology.n_chips
         if kind == "all-to-all":  # pieces for chips in the domain stay inside; the rest cross the NICs
-            inside = _sum(_terms("all-to-all", size * inner.n_chips / total, inner))
-            across = outer.latency_s + (total - inner.n_chips) / total * size / _outer_rate(outer)
+            inside = _terms("all-to-all", size * inner.n_chips / total, inner)
+            across = (np.full_like(size, outer.latency_s), (total - inner.n_chips) / total * size / _outer_rate(outer))
         else:  # reduce-scatter in the domain, the collective on a 1/g share across, all-gather in the domain
-            inside = _sum(_terms(kind, size, inner))
-            across = _sum(_terms(kind, size / inner.n_chips, outer))
-        return scalar_or_array(np.maximum(inside, across) if topology.pipelined else inside + across)
+            inside = _terms(kind, size, inner)
+            across = _terms(kind, size / inner.n_chips, outer)
+        if topology.pipelined:  # the bytes of the two levels overlap; each level's step latencies still add
+            return scalar_or_array(inside[0] + across[0] + np.maximum(inside[1], across[1]))
+        return scalar_or_array(_sum(inside) + _sum(across))
     return scalar_or_array(_sum(_terms(kind, size, topology)))
 
 

@@ -36,7 +36,12 @@ from hwlib._checks import Number, broadcast_shape, fraction, non_negative, posit
 from hwlib.bands import fill_in_bands, new_block
 from hwlib.data import doc002
 from hwlib.data.records import ENERGY_FIELDS, Chip, ModelShape, require_chip
-from hwlib.data.records.model_shape import FORWARD_FLOPS_PER_PARAM, SCORE_FLOPS_PER_HEAD_DIM, TRAINING_OVER_FORWARD
+from hwlib.data.records.transformer_table import (
+    FORWARD_FLOPS_PER_PARAM,
+    SCORE_FLOPS_PER_HEAD_DIM,
+    TRAINING_OVER_FORWARD,
+    attended_pairs,
+)
 from hwlib.roofline import ridge_point, roofline_bound_s
 
 UNIT_LAYER = ModelShape(
@@ -94,25 +99,31 @@ def layer_geometry(d: Number | ModelShape) -> tuple[np.ndarray, np.ndarray, np.n
     """(parameters per layer, hidden size, query width n_h d_h) of a hidden size ``d`` or a dense ModelShape.
 
     A number d is the source documents' layer (12 d^2 parameters, query width d); a ModelShape gives
-    its own per-layer attention and MLP parameters. Chapter "The training step as compute and commute".
+    its own per-layer attention and MLP parameters (``TransformerTable.layer_params``). Chapter "The training
+    step as compute and commute".
     """
     if isinstance(d, ModelShape):
-        parts = d.param_breakdown()
-        if d.is_moe:
-            raise ValueError(
-                f"model {d.name!r} is a mixture of experts: the layer model streams every weight "
-                "once per visit, which an MoE's experts do not; it takes dense models"
-            )
-        params = (parts["attention"] + parts["mlp"]) / d.n_layers
-        return np.asarray(params), np.asarray(float(d.d_model)), np.asarray(float(d.n_heads * d.head_dim))
+        table = d.table()
+        return np.asarray(table.layer_params()), np.asarray(float(table.d_model)), np.asarray(float(table.q_width))
     width = positive("d", d)
     return PARAMS_PER_LAYER_PER_D2 * width * width, width, width
 
 
-def layer_flops(d: Number | ModelShape, T: Number, seq_len: Number | None = None) -> Number:
-    """FLOPs of one layer's forward + backward for T tokens: 72 d^2 T (+ 12 s d T with ``seq_len`` = s).
+def _attended(d: Number | ModelShape, seq_len: Number, causal: bool | None) -> np.ndarray:
+    """Keys each token attends to in a sequence of ``seq_len``: all s, or causally (s + 1) / 2. ``causal`` None:
+    the record's convention, a ModelShape's own (``ModelShape.causal``), the whole matrix for a number d (the
+    source documents' layer, ``doc002.CAUSAL``)."""
+    if causal is None:
+        causal = d.causal if isinstance(d, ModelShape) else doc002.CAUSAL
+    sequence = np.asarray(positive("seq_len", seq_len), dtype=float)
+    return attended_pairs(sequence, 0, causal) / sequence
 
-    For a ModelShape: 6 x its per-layer parameters x T (+ 12 s n_h d_h T). Chapter "The training step
+
+def layer_flops(d: Number | ModelShape, T: Number, seq_len: Number | None = None, causal: bool | None = None) -> Number:
+    """FLOPs of one layer's forward + backward for T tokens: 72 d^2 T (+ 12 s d T with ``seq_len`` = s, the whole
+    score matrix; ``causal`` counts half of it, as the book's models do, see ``_attended``).
+
+    For a ModelShape: 6 x its per-layer parameters x T (+ 12 attended n_h d_h T). Chapter "The training step
     as compute and commute"; the XLA check and the training step call it.
     """
     params, _, query = layer_geometry(d)
@@ -120,7 +131,7 @@ def layer_flops(d: Number | ModelShape, T: Number, seq_len: Number | None = None
     broadcast_shape(d=params, T=tokens)
     flops = (FLOPS_PER_TOKEN_PER_D2 / PARAMS_PER_LAYER_PER_D2 * params) * tokens
     if seq_len is not None:
-        flops = flops + (SCORE_FLOPS_PER_TOKEN_PER_SD * positive("seq_len", seq_len) * query) * tokens
+        flops = flops + (SCORE_FLOPS_PER_TOKEN_PER_SD * _attended(d, seq_len, causal) * query) * tokens
     return scalar_or_array(flops)
 
 
@@ -211,12 +222,14 @@ def layer_step(
     on_chip_fraction: float = doc002.L2_FRACTION,
     power_cap: bool = False,
     dtype: str = "bf16",
+    causal: bool | None = None,
 ) -> LayerStep:
     """FLOPs, HBM bytes and time (s) of one layer's forward + backward on T tokens, and energy (J) where known.
 
     ``d`` hidden size (or a dense ModelShape: its own layer), ``T`` tokens per weight visit, ``b_w``
     weight-side bytes per parameter per visit, ``a`` activation bytes per token per unit d,
-    ``seq_len`` adds attention-score FLOPs, ``on_chip_fraction`` of the on-chip memory holds GEMM
+    ``seq_len`` adds attention-score FLOPs (over the whole score matrix, or its causal half: ``causal``, whose
+    default is the record's convention, causal for a ModelShape), ``on_chip_fraction`` of the on-chip memory holds GEMM
     blocks. Works for every chip: time needs only peak and bandwidth (and on-chip memory for the
     re-blocking term). ``power_cap=True`` stretches each phase so that its average power stays
     within the TDP (document 002 has no cap; it needs the energy parameters). Broadcasts over d,
@@ -237,7 +250,7 @@ def layer_step(
     # count, so a (d column) x (T row) grid costs one pass per field, all in one allocation.
     flops_per_param = (FLOPS_PER_TOKEN_PER_D2 / PARAMS_PER_LAYER_PER_D2) * tokens
     if seq_len is not None:
-        scores = SCORE_FLOPS_PER_TOKEN_PER_SD * positive("seq_len", seq_len) * query * tokens
+        scores = SCORE_FLOPS_PER_TOKEN_PER_SD * _attended(d, seq_len, causal) * query * tokens
         flops_per_param = flops_per_param + scores / params
         shape = np.broadcast_shapes(shape, np.shape(flops_per_param))
     bytes_per_param = bytes_w + REBLOCKING_STREAMS / np.sqrt(z) * tokens

@@ -33,11 +33,8 @@ from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negati
 from hwlib.data import deployment, doc000
 from hwlib.data import recipe as find_recipe
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require_chip
-from hwlib.data.records.model_shape import kv_bytes
+from hwlib.data.records.transformer_table import KEPT_ACTIVATION_BYTES, RECOMPUTE, kept_activation_bytes, kv_bytes
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
-
-RECOMPUTE = ("none", "selective", "full")
-"""Activation recomputation strategies of Korthikanti et al. 2022, Sec. 4-5."""
 
 
 def _recipe(recipe: object) -> TrainingRecipe:
@@ -70,29 +67,6 @@ def training_state_breakdown(n_params: Number, recipe: str | TrainingRecipe) -> 
 
 
 # --- activations -------------------------------------------------------------------------
-
-ACTIVATION_BYTES = 2.0
-"""Activations are kept in 16 bits (bf16 or fp16), as in Korthikanti et al. 2022."""
-MASK_BYTES = 1.0
-"""A dropout mask keeps one byte per element (Korthikanti et al. 2022, Sec. 4.1)."""
-
-
-def _per_token_terms(model: ModelShape, dropout: bool) -> tuple[float, float, float]:
-    """(kept whole, split by tensor parallelism, score bytes per attended token) per token per layer, in bytes.
-
-    Kept whole: each norm's input, the inputs of the attention and MLP blocks' first matmuls, the
-    dropout masks after them. Split over n_tp: Q and K (for Q K^T), V, the attention output, and the
-    MLP's hidden activations (two of width d_ff for a GELU MLP: the activation's input and output; three
-    for a gated one: gate, up and their product), times the experts a token visits in an MoE. Scores:
-    the softmax output per attended token per head, plus its dropout mask and output with dropout.
-    """
-    e, q_width, kv_width = ACTIVATION_BYTES, model.n_heads * model.head_dim, model.n_kv_heads * model.head_dim
-    whole = e * model.d_model * (model.norms_per_layer + 2) + (2 * MASK_BYTES * model.d_model if dropout else 0.0)
-    hidden_tensors = 2 if model.mlp == "gelu" else 3
-    width = model.d_ff if not model.is_moe else model.d_ff_expert * (model.experts_per_token + model.n_shared_experts)
-    split = e * (2 * q_width + 2 * kv_width) + e * hidden_tensors * width
-    scores = model.n_heads * (e + (MASK_BYTES + e if dropout else 0.0))
-    return whole, split, scores
 
 
 def activation_bytes(
@@ -141,8 +115,7 @@ def activation_bytes(
         model = d
         if n_heads is not None:
             raise TypeError("give a ModelShape or d and n_heads, not both")
-        model.param_breakdown()  # a ValueError naming what a geometry-only shape lacks
-        whole, split, scores = _per_token_terms(model, bool(dropout))
+        whole, split, scores = model.table().kept_activation_bytes(bool(dropout))
         width = model.d_model
     else:
         if n_heads is None:
@@ -150,10 +123,8 @@ def activation_bytes(
         width, heads = broadcast(d=positive("d", d, integral=True), n_heads=positive("n_heads", n_heads, integral=True))
         if (width % heads != 0).any():
             raise ValueError(f"d must be a multiple of n_heads, got d={d!r}, n_heads={n_heads!r}")
-        gpt = dropout is None or dropout
-        whole = ACTIVATION_BYTES * width * 4 + (2 * MASK_BYTES * width if gpt else 0.0)
-        split = ACTIVATION_BYTES * (4 * width + 2 * 4 * width)
-        scores = heads * (ACTIVATION_BYTES + (MASK_BYTES + ACTIVATION_BYTES if gpt else 0.0))
+        gpt = dropout is None or dropout  # Korthikanti et al.'s GPT layer, with dropout unless asked otherwise
+        whole, split, scores = kept_activation_bytes(width, width, width, heads, 4 * width, "gelu", 2, gpt)
     s, b, t = broadcast(
         seq_len=positive("seq_len", seq_len, integral=True),
         batch=positive("batch", batch, integral=True),
@@ -161,7 +132,7 @@ def activation_bytes(
     )
     tokens = s * b
     if recompute == "full":
-        return _out(ACTIVATION_BYTES * tokens * width / (t if sequence_parallel else 1.0))
+        return _out(KEPT_ACTIVATION_BYTES * tokens * width / (t if sequence_parallel else 1.0))
     kept = (whole + split) / t if sequence_parallel else whole + split / t
     attended = 0.0 if (recompute == "selective" or flash_attention) else scores * s / t
     return _out(tokens * (kept + attended))

@@ -12,15 +12,47 @@ from __future__ import annotations
 
 from hwlib._checks import whole_count
 from hwlib.collectives import collective_time_s, hierarchy, switch, torus
-from hwlib.data import deployment
+from hwlib.data import clusters, deployment
 from hwlib.data.literature import ICI_HOP_LATENCY, TORUS_WRAPAROUND_CHIPS
-from hwlib.data.records import Cluster, require
+from hwlib.data.records import Chip, Cluster, Fabric, ModelShape, require, require_chip
 
 
-def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int) -> object:
+def chip_of(where: Chip | Cluster) -> Chip:
+    """The chip a step runs on: ``where`` itself, or the chip a cluster is built of."""
+    return where.chip if isinstance(where, Cluster) else require_chip(where)
+
+
+def serving_place(where: Chip | Cluster, model: ModelShape, n_chips: int) -> tuple[Chip, object]:
+    """The chip of ``where`` and the topology (None for one chip) of a tensor-parallel group of ``n_chips``
+    chips serving ``model`` there: ``group_topology`` of the whole group in the cluster, or in the first
+    cluster built of the chip. A chip with no cluster record but a scale-up interconnect figure (an exercise's
+    ``hw.custom_chip``) gets one switch at half that figure per direction. The degree must divide the query
+    heads, as in training. Chapter "Serving a model"."""
+    count = whole_count("n_chips", n_chips)
+    chip = chip_of(where)
+    found = (where,) if isinstance(where, Cluster) else clusters(chip=chip)
+    cluster = found[0] if found else None
+    heads = model.n_heads
+    if heads is not None and heads % count:
+        raise ValueError(f"n_chips={count} does not divide the {heads} attention heads of {model.name}")
+    if count == 1:
+        return chip, None
+    if cluster is not None:
+        return chip, group_topology(cluster, count, 1, count)
+    if chip.interconnect_bytes_per_s is None:
+        raise ValueError(
+            f"chip {chip.label} has no cluster record and no interconnect: tensor parallelism over n_chips > 1 "
+            "needs one (pass a hw.cluster(...))"
+        )
+    return chip, switch(count, chip.interconnect_bytes_per_s / 2, 0.0)
+
+
+def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int, *, pipelined: bool = True) -> object:
     """The topology of one group of ``size`` chips at ``stride`` in ``cluster`` (None for one chip).
 
-    GPUs: the node's switch, the NICs' network (a full-bisection switch) or a hierarchy of both.
+    GPUs: the node's switch, the NICs' network (a full-bisection switch) or a hierarchy of both, whose levels
+    overlap chunk by chunk as NCCL's ring and tree algorithms run them (``pipelined=False``: one after the
+    other, the source documents' form).
     TPU slices: a sub-torus of the slice's shape (``hw.deployment``), its axes in layout order.
     Chapter "Sharding a training step".
     """
@@ -31,19 +63,26 @@ def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int) -> ob
     if size == 1:
         return None
     node = cluster.node_fabric
-    if cluster.network is None:  # one TPU slice on its ICI
+    if node.topology == "torus":  # one TPU slice on its ICI
         return _sub_torus(cluster, size, stride, n_chips)
     node_size = cluster.node_size or n_chips
-    inner_latency = node.latency_s
     outer = cluster.network
     if stride * size <= node_size:
-        return switch(size, node.bytes_per_s, inner_latency)
+        return _switch(size, node)
+    if outer is None:
+        raise ValueError(
+            f"a group of {size} chips at stride {stride} leaves {cluster.name}'s {node_size}-chip node, "
+            "and the cluster has no network"
+        )
     if stride >= node_size:
-        return switch(size, outer.bytes_per_s, outer.latency_s)
+        return _switch(size, outer)
     inside = node_size // stride
-    return hierarchy(
-        switch(inside, node.bytes_per_s, inner_latency), switch(size // inside, outer.bytes_per_s, outer.latency_s)
-    )
+    return hierarchy(_switch(inside, node), _switch(size // inside, outer), pipelined=pipelined)
+
+
+def _switch(size: int, fabric: Fabric) -> object:
+    """``size`` chips on ``fabric``'s switches, reducing in the network where the fabric does."""
+    return switch(size, fabric.bytes_per_s, fabric.latency_s, fabric.reduction_latency_s)
 
 
 def _slice_shape(cluster: Cluster, n_chips: int) -> tuple[int, ...]:

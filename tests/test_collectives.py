@@ -39,7 +39,11 @@ def test_switch_and_hierarchy():
     assert series.n_chips == 1024
     inside, across = hw.collective_time_s("all-reduce", GB, node), hw.collective_time_s("all-reduce", GB / 8, network)
     assert hw.collective_time_s("all-reduce", GB, series) == pytest.approx(inside + across)
-    assert hw.collective_time_s("all-reduce", GB, pipelined) == pytest.approx(max(inside, across))
+    # pipelined: the slower level's bytes, plus both levels' step latencies (a pipeline does not hide them)
+    latencies = 2 * 7 * 0.6e-6 + 2 * 127 * 0.0
+    bytes_only = max(2 * 7 / 8 * GB / 450e9, 2 * 127 / 128 * GB / 8 / 50e9)
+    assert hw.collective_time_s("all-reduce", GB, pipelined) == pytest.approx(latencies + bytes_only)
+    assert max(inside, across) <= hw.collective_time_s("all-reduce", GB, pipelined) < inside + across
     # the issue's example: 1e9 bf16 gradients on 1024 H100s, 450 GB/s NVLink, 50 GB/s NICs, 8 per node
     doc = hw.hierarchical_allreduce_time_s(1e9, 1024, 450e9, 50e9, 8)
     assert doc == pytest.approx(
@@ -50,6 +54,24 @@ def test_switch_and_hierarchy():
     # all-to-all across nodes: what leaves the node goes through the NICs
     a2a = hw.collective_time_s("all-to-all", GB, series)
     assert a2a == pytest.approx(hw.collective_time_s("all-to-all", GB * 8 / 1024, node) + 1016 / 1024 * GB / 50e9)
+
+
+def test_a_switch_that_reduces_in_the_network_sends_the_array_once():
+    """NVLink SHARP: an all-reduce is one send and one receive of the array, G / beta after its own latency, where
+    that beats the ring (large arrays); a small one still takes the ring; the other collectives stay rings."""
+    plain, nvls = hw.switch(8, 450e9, 0.6e-6), hw.switch(8, 450e9, 0.6e-6, reduction_latency_s=25e-6)
+    assert hw.collective_time_s("all-reduce", GB, nvls) == pytest.approx(25e-6 + GB / 450e9)
+    assert hw.collective_time_s("all-reduce", GB, plain) / hw.collective_time_s("all-reduce", GB, nvls) > 1.7
+    small = 256 * 1024
+    assert hw.collective_time_s("all-reduce", small, nvls) == hw.collective_time_s("all-reduce", small, plain)
+    sizes = np.array([small, GB])
+    np.testing.assert_allclose(
+        hw.collective_time_s("all-reduce", sizes, nvls), [hw.collective_time_s("all-reduce", s, nvls) for s in sizes]
+    )
+    for kind in ("all-gather", "reduce-scatter", "all-to-all"):
+        assert hw.collective_time_s(kind, GB, nvls) == hw.collective_time_s(kind, GB, plain)
+    with pytest.raises(ValueError, match="reduction_latency_s must be >= 0"):
+        hw.switch(8, 450e9, reduction_latency_s=-1.0)
 
 
 def test_torus_runs_every_axis_at_once():

@@ -13,6 +13,9 @@ import pytest
 import hwlib as hw
 from hwlib.data import doc000, doc002, records, vendor_chips
 
+UNSOLD = hw.custom_chip("unsold", peak_flops_per_s={"bf16": 1e15}, hbm_bytes_per_s=1e12, hbm_bytes=64e9)
+"""A chip given inline, sold in no deployment size."""
+
 VENDOR_KEYS = ["v4", "v5e", "v5p", "v6e", "tpu7x", "a100-40gb", "a100-80gb", "h100-sxm", "h200", "b200", "mi300x"]
 FLOAT_FIELDS = {  # float property -> Sourced field it reads
     "hbm_bytes": "hbm",
@@ -315,7 +318,7 @@ def test_deployments_are_looked_up_by_chip_record():
     with pytest.raises(TypeError, match="chip must be a Chip record"):
         hw.deployment("v5e")
     with pytest.raises(KeyError, match="no deployment sizes for chip"):
-        hw.deployment(hw.chip("tpu7x"))
+        hw.deployment(UNSOLD)
     for plan in plans:
         assert plan.source.startswith("https://") and plan.read_on == "2026-11-30" and plan.quoted
 

@@ -14,6 +14,9 @@ import hwlib as hw
 from hwlib.data import doc002
 from hwlib.viz.explorers import Explorer
 
+UNSOLD = hw.custom_chip("unsold", peak_flops_per_s={"bf16": 1e15}, hbm_bytes_per_s=1e12, hbm_bytes=64e9)
+"""A chip given inline, sold in no deployment size."""
+
 A100 = hw.chip("A100-80GB", source="doc002")
 H100 = hw.chip("H100-SXM", source="doc002")
 V6E = hw.chip("TPU v6e")
@@ -119,11 +122,7 @@ def test_background_is_redrawn_only_when_its_key_changes():
         ),
         (lambda: hw.viz.MemoryBudgetExplorer(seq_len=1000), ValueError, "seq_len must be a power of two"),
         (lambda: hw.viz.MemoryBudgetExplorer(model=hw.model("document 000, 7B")), ValueError, "d_model"),
-        (
-            lambda: hw.viz.MemoryBudgetExplorer(chips=[hw.chip("tpu7x")], chip=hw.chip("tpu7x")),
-            KeyError,
-            "no deployment sizes",
-        ),
+        (lambda: hw.viz.MemoryBudgetExplorer(chips=[UNSOLD], chip=UNSOLD), KeyError, "no deployment sizes"),
         (lambda: hw.viz.MemoryBudgetExplorer(usable_fraction=0.2), ValueError, "usable_fraction must be"),
         (lambda: hw.viz.KVCacheExplorer(chip="H100-SXM"), TypeError, "chip must be a Chip record"),
         (lambda: hw.viz.KVCacheExplorer(models=["llama-3-8b"]), TypeError, "models must be a non-empty sequence"),
@@ -275,6 +274,14 @@ def test_serving_explorer_reports_the_step_and_the_plan():
     assert "does not fit" in explorer.summary.value
     with pytest.raises(ValueError, match="n_chips must be one of"):
         hw.viz.ServingExplorer(chip=h100, model=llama, n_chips=16)
+
+
+def test_the_training_bar_axis_always_has_room():
+    from hwlib.viz.explorers.training import _nice_ceiling
+
+    for value in (0.01, 0.96, 1.0, 4.9, 9.53, 9.99, 10.0, 123.0):
+        ceiling = _nice_ceiling(value)
+        assert value * 1.05 <= ceiling <= 2.2 * value * 1.05
 
 
 def test_training_explorer_reports_the_step():

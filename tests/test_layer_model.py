@@ -4,6 +4,7 @@ The training step, Table 5 and the per-step costs moved to tests/test_training_s
 every time model is tests/test_every_chip.py.
 """
 
+import dataclasses
 import math
 
 import numpy as np
@@ -272,9 +273,16 @@ def test_the_layer_model_takes_a_model_shape():
         vocab=50000,
         norm="none",
         norms_per_layer=0,
+        causal=False,
     )
-    # the source documents' layer as a ModelShape gives its numbers
+    # the source documents' layer as a ModelShape that counts its whole score matrix gives their numbers
     assert hw.layer_flops(gpt, 2048, seq_len=2048) == hw.layer_flops(4096, 2048, seq_len=2048)
+    # a causal model attends to (s + 1) / 2 keys a token, the half of 12 s d T the source documents count
+    causal = dataclasses.replace(gpt, causal=True)
+    assert hw.layer_flops(causal, 2048, seq_len=2048) - hw.layer_flops(causal, 2048) == pytest.approx(
+        12 * 2049 / 2 * 4096 * 2048
+    )
+    assert hw.layer_flops(4096, 2048, seq_len=2048, causal=True) == hw.layer_flops(causal, 2048, seq_len=2048)
     assert hw.t_min(gpt, a100) == pytest.approx(hw.t_min(4096, a100), rel=1e-12)
     assert hw.layer_step(gpt, 2048, a100).time_s == pytest.approx(hw.layer_step(4096, 2048, a100).time_s, rel=1e-12)
     assert hw.transformer_params(gpt) == hw.transformer_params(4096, 32, 50000)
@@ -283,7 +291,10 @@ def test_the_layer_model_takes_a_model_shape():
     parts = llama.param_breakdown()
     assert hw.layer_flops(llama, 1) * llama.n_layers == 6 * (parts["attention"] + parts["mlp"])
     step = hw.training_step(llama, 4096, hw.chip("H100-SXM"))
-    assert step.flops == pytest.approx(hw.layer_flops(llama, 4096) * 32)
+    head = 6 * parts["lm_head"] * 4096  # the training step adds the output head the layers leave out
+    assert step.flops == pytest.approx(hw.layer_flops(llama, 4096) * 32 + head)
+    seq = hw.training_step(llama, 4096, hw.chip("H100-SXM"), seq_len=4096)  # one convention: the model's own
+    assert seq.flops == pytest.approx(float(llama.flops_per_token(4096, training=True)) * 4096)
     with pytest.raises(ValueError, match="mixture of experts"):
         hw.layer_step(hw.model("mixtral-8x7b"), 2048, a100)
     with pytest.raises(TypeError, match="not both"):

@@ -12,6 +12,9 @@ import hwlib as hw
 from hwlib.data import doc000
 from hwlib.data.records import TRAINING_PARTS
 
+UNSOLD = hw.custom_chip("unsold", peak_flops_per_s={"bf16": 1e15}, hbm_bytes_per_s=1e12, hbm_bytes=64e9)
+"""A chip given inline, sold in no deployment size."""
+
 GiB = 2**30
 V5E_DOC = hw.chip("v5e", source="doc000")
 V6E_DOC = hw.chip("v6e", source="doc000")
@@ -284,8 +287,8 @@ def test_max_params_and_tokens_that_fit():
         (lambda: hw.chips_needed(-1, V5E_DOC), ValueError, "total_bytes must be >= 0"),
         (lambda: hw.chips_needed(np.inf, V5E_DOC), ValueError, "total_bytes must be finite"),
         (lambda: hw.usable_bytes(V5E_DOC, 0), ValueError, "usable_fraction must be > 0"),
-        (lambda: hw.deployment(hw.chip("tpu7x")), KeyError, "no deployment sizes for chip"),
-        (lambda: hw.deployment_chips(1e9, hw.chip("tpu7x")), KeyError, "no deployment sizes"),
+        (lambda: hw.deployment(UNSOLD), KeyError, "no deployment sizes for chip"),
+        (lambda: hw.deployment_chips(1e9, UNSOLD), KeyError, "no deployment sizes"),
         (lambda: hw.deployment_name(10, V5E_DOC), ValueError, "n_chips must be a deployment size"),
         (lambda: hw.deployment_name(0, V5E_DOC), ValueError, "n_chips must be >= 1"),
         (lambda: hw.max_params(-1, "fp32_adam"), ValueError, "capacity_bytes must be >= 0"),

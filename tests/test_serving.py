@@ -80,8 +80,11 @@ def test_bad_input():
         hw.inference_step(LLAMA70, hw.chip("v5p"), 1, 1, compute_dtype="fp4")
     with pytest.raises(TypeError, match="n_chips must be one whole number"):
         hw.inference_step(LLAMA70, H100, 1, 1, n_chips=[1, 2])
-    with pytest.raises(ValueError, match="has no interconnect"):
-        hw.inference_step(LLAMA70, hw.chip("MI300X"), 1, 1, n_chips=4)
+    lone = hw.custom_chip("lone", peak_flops_per_s={"bf16": 1e15}, hbm_bytes_per_s=3e12, hbm_bytes=192e9)
+    with pytest.raises(ValueError, match="has no cluster record and no interconnect"):
+        hw.inference_step(LLAMA70, lone, 1, 1, n_chips=4)
+    with pytest.raises(ValueError, match="n_chips=3 does not divide the 64 attention heads"):
+        hw.inference_step(LLAMA70, H100, 1, 1, n_chips=3)
 
 
 def test_first_token_and_per_token_times_are_the_prefill_and_decode_steps():
@@ -131,8 +134,8 @@ def test_serving_chips_finds_the_fewest_that_hold_and_meet_the_target():
     assert tight.n_chips == 0 and tight.deployment == "none" and tight.time_per_token_s == np.inf
     assert tight.tokens_per_s == 0
     v5e = hw.chip("v5e")
-    slow = hw.serving_chips(LLAMA70, v5e, 2048, 16, prompt_len=2048, ttft_target_s=0.12)
-    assert hw.time_to_first_token_s(LLAMA70, v5e, 2048, 1, 16) > 0.12 >= slow.time_to_first_token_s
+    slow = hw.serving_chips(LLAMA70, v5e, 2048, 16, prompt_len=2048, ttft_target_s=0.17)
+    assert hw.time_to_first_token_s(LLAMA70, v5e, 2048, 1, 16) > 0.17 >= slow.time_to_first_token_s
     assert slow.n_chips == 32 and isinstance(slow.n_chips, int) and slow.deployment == "v5litepod-32 (4x8)"
     assert hw.tensor_parallel_sizes(LLAMA70, H100) == (1, 2, 4, 8)
 

@@ -211,9 +211,13 @@ def cluster(key: str) -> Cluster:
     return _find("cluster", key, _CLUSTERS, lambda r: (r.key, r.name), parameter="key")
 
 
-def clusters() -> tuple[Cluster, ...]:
-    """Every cluster: document 002's two flat assumptions, then the real systems."""
-    return _CLUSTERS
+def clusters(chip: Chip | None = None) -> tuple[Cluster, ...]:
+    """Every cluster: document 002's two flat assumptions, then the real systems; with ``chip``, those built of
+    that chip (the first is where ``hw.inference_step`` places a chip's tensor-parallel group)."""
+    if chip is None:
+        return _CLUSTERS
+    chip = require_chip(chip)
+    return tuple(record for record in _CLUSTERS if record.chip == chip)
 
 
 def model(name: str) -> ModelShape:

@@ -178,6 +178,9 @@ N_LAYERS = 32
 """Layers L of Table 5's model."""
 SEQ_LEN = 2048
 """Sequence length s of Table 5's model (tokens)."""
+CAUSAL = False
+"""The document's attention FLOPs count the whole s x s score matrix (12 s d T per layer in training), not the
+causal half the book's models count (``hwlib.data.records.transformer_table``)."""
 VOCAB = 50000
 """Vocabulary of Table 5's "+ embeddings (rough)" parameter count (Table 6 counts no embeddings)."""
 
@@ -194,6 +197,8 @@ MODEL = ModelShape(
     vocab=VOCAB,
     norm="none",
     norms_per_layer=0,
+    causal=CAUSAL,
+    head_flops=False,
     n_params=_in_cite("worked_example")(
         12 * D_MODEL**2 * N_LAYERS + 2 * VOCAB * D_MODEL,
         "parameters",
@@ -203,7 +208,7 @@ MODEL = ModelShape(
     ),
     source=FILE,
     note="Table 5's model: 12 d^2 per layer (a GELU MLP of width 4d, multi-head attention, no biases "
-    "or norms counted) and untied embeddings of 50000 tokens.",
+    "or norms counted), untied embeddings of 50000 tokens, and the whole s x s score matrix counted.",
 )
 """Table 5's 7B-class model as a ModelShape: its 12 d^2 L + 2 V d and 72 d^2 T come out exactly through it."""
 

@@ -224,6 +224,29 @@ NET_RING_STEP_LATENCY = cite(
 )
 """NCCL's latency of one ring step over the network between nodes (s), small messages."""
 
+NVLS_LATENCY = cite(
+    "NVIDIA/nccl, src/graph/tuning.cc, NCCL 2.29.2 (commit ebd1e929), ncclTunerConstantsDefaults.hwLatencies"
+)(
+    25e-6,
+    "s",
+    "/* NVLINK */ ... {  0,    0,  25 }, {  0,   0,  25 }, /* NVLS (LL/LL128/Simple), NVLSTree (LL/LL128/Simple)*/",
+    "NCCL's model of an all-reduce by NVLink SHARP (NVLS), which runs only with its Simple protocol; NCCL 2.20.3 "
+    "gave 23 us. For a small array a ring is faster, and NCCL picks one.",
+)
+"""NCCL's latency of an all-reduce that the NVSwitch reduces (NVLink SHARP), s."""
+
+COLLNET_NET_LATENCY = cite(
+    "NVIDIA/nccl, src/graph/tuning.cc, NCCL 2.29.2 (commit ebd1e929), ncclTunerConstantsDefaults.hwLatencies"
+)(
+    30e-6,
+    "s",
+    "/* NET */ ... {   0,   0, 31 }, {   0,   0,   30 }, /* CollNetDirect (LL/LL128/Simple), CollNetChain "
+    "(LL/LL128/Simple)*/",
+    "NCCL's model of an all-reduce that the InfiniBand switches reduce (SHARP, NCCL's CollNet chain), Simple "
+    "protocol only.",
+)
+"""NCCL's latency of an all-reduce that the network's switches reduce (InfiniBand SHARP), s."""
+
 TORUS_WRAPAROUND_CHIPS = cite(
     "Austin et al., 'How to Scale Your Model', Google DeepMind (2025), TPUs, "
     "https://jax-ml.github.io/scaling-book/tpus/ (jax-ml/scaling-book, tpus.md, commit 04d8de58)"

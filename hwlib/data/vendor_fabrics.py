@@ -11,7 +11,13 @@ and "HBM budgets for training".
 
 from __future__ import annotations
 
-from hwlib.data.literature import ICI_HOP_LATENCY, NET_RING_STEP_LATENCY, NVLINK_RING_STEP_LATENCY
+from hwlib.data.literature import (
+    COLLNET_NET_LATENCY,
+    ICI_HOP_LATENCY,
+    NET_RING_STEP_LATENCY,
+    NVLINK_RING_STEP_LATENCY,
+    NVLS_LATENCY,
+)
 from hwlib.data.records import Fabric, cite
 from hwlib.data.vendor_chips import CHIPS as _CHIPS
 
@@ -39,12 +45,36 @@ _V4_BOOK = cite(
 )
 _TPU_V6E = cite("https://docs.cloud.google.com/tpu/docs/v6e.md.txt")
 _NVL72 = cite("https://aiwiki.ai/wiki/nvidia_gb200_nvl72 (third-party)")
+_NVIDIA_EXEMPLAR = cite(
+    "NVIDIA/exemplar-performance, microbenchmarks/nccl/README.md (commit b4ac983a), sample all_reduce_perf "
+    "output on 8 x NVIDIA H100 80GB HBM3 in one DGX H100"
+)
+_COREWEAVE_NCCL = cite(
+    "coreweave/nccl-tests, README.md (commit 0120901a), CoreWeave's published nccl-tests results (a cloud "
+    "provider's repository: third party to NVIDIA)"
+)
+_AMD_CDNA3 = cite(
+    "AMD, 'Introducing AMD CDNA 3 Architecture' white paper (PID 2258402-B), Table 2, https://www.amd.com/content/"
+    "dam/amd/en/documents/instinct-tech-docs/white-papers/amd-cdna-3-white-paper.pdf (a stored text copy)"
+)
+_TPU7X_PAGE = cite("https://docs.cloud.google.com/tpu/docs/tpu7x")
 
 _PER_DIRECTION = (
     "Line rate per port, per direction (full duplex); bits/s divided by 8. Encoding (64b/66b) "
     "and protocol headers leave a few per cent less for data."
 )
 _NODE_8 = "8 GPUs joined by NVSwitch in one HGX/DGX node; beyond it traffic leaves over the NICs."
+_NVLS_H100 = _NVIDIA_EXEMPLAR(
+    274.38e9,
+    "B/s",
+    "8589934592    2147483648     float     sum      -1    31307  274.38  480.16",
+    "An 8 GiB all-reduce on 8 H100s: algbw 274.38 GB/s (busbw 480.16 GB/s), above what a ring of 450 GB/s "
+    "links allows (450 x 8 / 14 = 257 GB/s algbw): NCCL's default NVLink SHARP (NVLS) reduces in the "
+    "NVSwitch. The README names neither the algorithm nor the NCCL version; NCCL's maintainer gives the "
+    "same figures for NVLS on 8 H100s ('a peak busBw of ~480GB/s (algbw ~275GB/s)', NVIDIA/nccl-tests issue "
+    "212), and Azure's ND H100 v5 results print 478.87 GB/s busbw for 8 GB with 'the NVLS algorithm' (NCCL "
+    "2.18.5).",
+)
 
 
 def _ici_2d(chip_key: str, label: str, page: object) -> Fabric:
@@ -65,6 +95,7 @@ def _ici_2d(chip_key: str, label: str, page: object) -> Fabric:
         chip_keys=(chip_key,),
         aliases=(f"ICI {chip_key}", f"{chip_key} ICI"),
         latency=ICI_HOP_LATENCY,
+        topology="torus",
         note="Per chip over its four ICI ports ('ICI ports per chip | 4'), both directions summed.",
     )
 
@@ -102,6 +133,8 @@ FABRICS: tuple[Fabric, ...] = (
         chip_keys=("h100-sxm", "h200"),
         aliases=("NVLink 4", "nvlink-h100"),
         latency=NVLINK_RING_STEP_LATENCY,
+        in_network_reduction=_NVLS_H100,
+        reduction_latency=NVLS_LATENCY,
         note="18 links x 25 GB/s per direction = 450 GB/s per direction per GPU.",
     ),
     Fabric(
@@ -120,6 +153,16 @@ FABRICS: tuple[Fabric, ...] = (
         chip_keys=("b200",),
         aliases=("NVLink 5", "nvlink-b200"),
         latency=NVLINK_RING_STEP_LATENCY,
+        in_network_reduction=_COREWEAVE_NCCL(
+            423.16e9,
+            "B/s",
+            "8589934592    2147483648     float     sum      -1    20299  423.16  834.57",
+            "The NVLink 5 NVSwitch as measured in a GB200 NVL72 rack (72 GPUs), NCCL 2.26.2: an 8 GiB all-reduce "
+            "at algbw 423.16 GB/s, above a "
+            "ring's 900 x 72 / 142 = 456 GB/s only by protocol losses; the README does not name the algorithm. "
+            "NCCL's own tuning code gives NVLS an efficiency for Blackwell ('nvlsEfficiency', 0.74).",
+        ),
+        reduction_latency=NVLS_LATENCY,
         note="18 links x 50 GB/s per direction = 900 GB/s per direction per GPU.",
     ),
     Fabric(
@@ -138,6 +181,7 @@ FABRICS: tuple[Fabric, ...] = (
         chip_keys=("v5p",),
         aliases=("ICI v5p", "v5p ICI", "ici"),
         latency=ICI_HOP_LATENCY,
+        topology="torus",
         note="Per chip over all six torus links. An all-reduce reaches it only when it runs over all "
         "three torus axes at once (full cubes with wrap-around); hwlib treats it as the per-direction "
         "bandwidth of one flat ring, an upper bound.",
@@ -164,6 +208,7 @@ FABRICS: tuple[Fabric, ...] = (
         chip_keys=("v4",),
         aliases=("ICI v4", "v4 ICI"),
         latency=ICI_HOP_LATENCY,
+        topology="torus",
         note="Per chip over its six ICI links, both directions summed.",
     ),
     *(
@@ -188,8 +233,62 @@ FABRICS: tuple[Fabric, ...] = (
         chip_keys=("b200",),
         aliases=("NVL72", "nvlink-nvl72"),
         latency=NVLINK_RING_STEP_LATENCY,
+        in_network_reduction=_COREWEAVE_NCCL(
+            423.16e9,
+            "B/s",
+            "8589934592    2147483648     float     sum      -1    20299  423.16  834.57",
+            "GB200 NVL72, one rack (72 GPUs), NCCL 2.26.2: an 8 GiB all-reduce at algbw 423.16 GB/s, above a "
+            "ring's 900 x 72 / 142 = 456 GB/s only by protocol losses; the README does not name the algorithm. "
+            "NCCL's own tuning code gives NVLS an efficiency for Blackwell ('nvlsEfficiency', 0.74).",
+        ),
+        reduction_latency=NVLS_LATENCY,
         note="Each GPU's NVLink 5 as on the B200 (18 links x 50 GB/s per direction), through the rack's NVLink "
         "switch trays to all 72.",
+    ),
+    Fabric(
+        key="infinity-fabric-mi300x",
+        name="Infinity Fabric (MI300X)",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_AMD_CDNA3(
+            896e9,
+            "B/s",
+            "P2P RING PEAK AGGREGATE I/O BANDWIDTH ... 896 GB/s (8 GPUs)",
+            "Seven x16 Infinity Fabric links per GPU at 32 Gb/s per lane ('7 x16 AMD Infinity Fabric links', "
+            "'operate at up to 32Gbps'): 64 GB/s per link per direction, 7 x 128 GB/s = 896 GB/s with both "
+            "directions summed (derived; the paper prints no per-link figure).",
+        ),
+        directions=2,
+        domain_size=_AMD_CDNA3(
+            8,
+            "chips",
+            "these seven high-bandwidth and low-latency AMD Infinity Fabric links to form a fully connected "
+            "8-GPU system",
+            "Every GPU has a dedicated link to each of the other seven.",
+        ),
+        chip_keys=("mi300x",),
+        aliases=("Infinity Fabric", "xGMI", "if-mi300x"),
+        note="A fully connected mesh: each GPU drives its seven links at once (448 GB/s per direction in all), "
+        "modelled as a switch of that injection bandwidth. No step latency is sourced (0).",
+    ),
+    Fabric(
+        key="ici-tpu7x",
+        name="TPU7x ICI",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP["tpu7x"].interconnect,
+        directions=2,
+        domain_size=_TPU7X_PAGE(
+            9216, "chips", "| Number of chips per pod | 8960 | 256 | 9216 |", "TPU7x column: a 9216-chip pod."
+        ),
+        chip_keys=("tpu7x",),
+        aliases=("ICI tpu7x", "Ironwood ICI"),
+        latency=ICI_HOP_LATENCY,
+        topology="torus",
+        note="Per chip, both directions summed. The torus's links come from the scaling book (six of 9e10 B/s each "
+        "way: its 'TPU7x | 9.0e10 | 1.8e11' row, whose pod is '4x4x576'), which sums to 1080 GB/s against the "
+        "page's 1200: the two sources do not agree, and the step model uses the links. The hop latency is "
+        "v5e's, the only one sourced.",
     ),
     Fabric(
         key="ib-hdr",
@@ -221,6 +320,17 @@ FABRICS: tuple[Fabric, ...] = (
         ),
         directions=1,
         latency=NET_RING_STEP_LATENCY,
+        in_network_reduction=_COREWEAVE_NCCL(
+            195.31e9,
+            "B/s",
+            "8589934592    2147483648     float     sum      -1    43980  195.31  386.56",
+            "64 H100s in 8 nodes (8 InfiniBand HCAs each) with NCCL's SHARP path ('NCCL_ALGO=COLLNETCHAIN', "
+            "'NCCL_COLLNET_ENABLE=1' in the run's manifest): an 8 GiB all-reduce at algbw 195.31 GB/s. The log's "
+            "header says maxBytes 2147483648 yet prints 8 GiB rows, and it prints no NCCL version; no run without "
+            "SHARP is on the same page. NVIDIA's SHARP documentation: Quantum-2 switches run 'streaming "
+            "aggregation trees'.",
+        ),
+        reduction_latency=COLLNET_NET_LATENCY,
         aliases=("NDR", "IB NDR", "ndr"),
     ),
     Fabric(

@@ -22,12 +22,36 @@ CLUSTERS: tuple[Cluster, ...] = (
         note="8 A100s per node on NVLink 3, one HDR NIC per GPU (DGX A100 / SuperPOD).",
     ),
     Cluster(
+        "hgx-a100-40gb-hdr",
+        "HGX A100 40GB + HDR",
+        _CHIP["a100-40gb"],
+        _FABRIC["nvlink3"],
+        _FABRIC["ib-hdr"],
+        note="8 A100 40GB per node on NVLink 3, one HDR NIC per GPU (DGX A100 / SuperPOD).",
+    ),
+    Cluster(
         "hgx-h100-ndr",
         "HGX H100 + NDR",
         _CHIP["h100-sxm"],
         _FABRIC["nvlink4"],
         _FABRIC["ib-ndr"],
         note="8 H100s per node on NVLink 4, one NDR NIC per GPU (DGX H100).",
+    ),
+    Cluster(
+        "hgx-h200-ndr",
+        "HGX H200 + NDR",
+        _CHIP["h200"],
+        _FABRIC["nvlink4"],
+        _FABRIC["ib-ndr"],
+        note="8 H200s per node on NVLink 4, one NDR NIC per GPU (DGX H200).",
+    ),
+    Cluster(
+        "mi300x-node",
+        "MI300X platform (8 GPUs)",
+        _CHIP["mi300x"],
+        _FABRIC["infinity-fabric-mi300x"],
+        note="One AMD Instinct MI300X platform: 8 GPUs fully connected by Infinity Fabric; no scale-out network "
+        "is sourced, so the cluster is one node.",
     ),
     Cluster(
         "hgx-b200-ndr",
@@ -83,8 +107,15 @@ CLUSTERS: tuple[Cluster, ...] = (
         _FABRIC["ici-v5p"],
         note="One v5p slice of up to 6144 chips on the ICI torus; the data-centre network is not modelled.",
     ),
+    Cluster(
+        "tpu-7x",
+        "TPU7x slice (ICI)",
+        _CHIP["tpu7x"],
+        _FABRIC["ici-tpu7x"],
+        note="One TPU7x slice of up to a 9216-chip pod on its 3D ICI torus; the data-centre network is not modelled.",
+    ),
 )
-"""The real systems of the chapter "The batch-size squeeze"."""
+"""The real systems of the chapters "The batch-size squeeze", "Serving a model" and "Sharding a training step"."""
 
 _V5E_PAGE = "https://docs.cloud.google.com/tpu/docs/v5e"
 _V6E_PAGE = "https://docs.cloud.google.com/tpu/docs/v6e"
@@ -95,6 +126,8 @@ _POD2D = (1, 4, 8, 16, 32, 64, 128, 256)
 _TOPO2D = ("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
 _V4_CHIPS = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
 _V4_TOPO = ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16")
+_TPU7X_CHIPS = (4, 8, 16, 32, 64, 128, 512, 1024, 2048, 9216)
+_TPU7X_TOPO = ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "8x8x8", "8x8x16", "8x16x16", "4x4x576")
 _V5P_CHIPS = (4, 8, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144)
 _V5P_TOPO = ("2x2x1", "2x2x2", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16", "16x16x24")
 
@@ -178,6 +211,22 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
         "English page was not among the stored copies. The page states the rule, not a table: these are its "
         "most cube-like shapes for each power of two up to the pod ('TPU Pod size | 4096 chips', "
         "docs.cloud.google.com/tpu/docs/v4). Names count TensorCores, two per chip.",
+    ),
+    Deployment(
+        key="tpu7x-slices",
+        kind="slice",
+        chip_keys=("tpu7x",),
+        sizes=_TPU7X_CHIPS,
+        names=tuple(f"tpu7x-{2 * n}" for n in _TPU7X_CHIPS),
+        topologies=_TPU7X_TOPO,
+        beyond="9216-chip pods joined by the data-centre network",
+        source="https://github.com/AI-Hypercomputer/accelerator-microbenchmarks (Google; Ironwood/configs)",
+        read_on=READ_ON,
+        quoted="Ironwood/configs/collectives/all_reduce_tpu7x_2x2x1.yaml, ..._2x2x2, ..._2x2x4, ..._2x4x4, "
+        "..._4x4x4, ..._4x4x8; configs/collectives/8x8x8/, 8x8x16/, 8x16x16/",
+        note="No Google page among the stored copies tables TPU7x slice shapes: these are the 3D shapes Google's "
+        "own microbenchmarks run, and the scaling book's pod ('TPU7x | 4x4x576'). Names count TensorCores, two "
+        "per chip, as for v5p (an assumption: no name is sourced).",
     ),
     _nodes("hgx-a100-40gb", "a100-40gb", _HGX, "HGX A100: 8 GPUs per baseboard"),
     _nodes("hgx-a100-80gb", "a100-80gb", _HGX, "HGX A100: 8 GPUs per baseboard"),

@@ -33,6 +33,12 @@ def _ici(links: int, one_way: float) -> dict[str, Sourced]:
     }
 
 
+_SCALING_BOOK_NEW = cite(
+    "Austin et al., 'How to Scale Your Model', Google DeepMind, https://jax-ml.github.io/scaling-book/tpus/ "
+    "(a stored copy of the rendered page newer than commit 54e2c439, with TPU7x rows), tables of TPU specs and "
+    "'ICI BW/link (one-way, bytes/s)'"
+)
+
 _VMEM_NOTE = (
     "Per TensorCore, as the file states ('all specs ... are per TensorCore' on "
     "https://docs.jax.dev/en/latest/pallas/tpu/hardware.html): the scratchpad one core's matmul "
@@ -243,6 +249,21 @@ TPUS: tuple[Chip, ...] = (
             "B",
             "vmem_capacity_bytes=64 * 1024 * 1024,  # 64 MiB per core",
             f"{_VMEM_NOTE} Two TensorCores per chip.",
+        ),
+        ici_links=_SCALING_BOOK_NEW(
+            6.0,
+            "links",
+            "| TPU7x | 4x4x576 | 2x2x1 |",
+            "A 3D pod shape (4x4x576), so six torus neighbours as on v4 and v5p; no Google page gives the link "
+            "count (a third-party report: 'ICI uses a 3D torus topology (4x4x4 cubes of 64 TPUs)', "
+            "nextbigfuture.com).",
+        ),
+        ici_link_bandwidth=_SCALING_BOOK_NEW(
+            9.0e10,
+            "B/s",
+            "**TPU7x** | 9.0e10 | 1.8e11",
+            "One direction of one link. Six of them give 1080 GB/s with both directions summed, against the "
+            "1200 GB/s Google's page prints per chip.",
         ),
         aliases=("Ironwood", "TPU v7", "v7x", "TPU v7x"),
     ),

@@ -21,9 +21,10 @@ from hwlib._checks import Number, broadcast, positive, scalar_or_array, whole_co
 from hwlib.data import chip as find_chip
 from hwlib.data import deployment
 from hwlib.data import model as find_model
-from hwlib.data.records import Chip, ModelShape, ServingRun, require, require_chip
+from hwlib.data.records import Chip, Cluster, ModelShape, ServingRun, require
 from hwlib.data.serving_measurements import MLPERF_LLAMA2_MAX_TOKENS
 from hwlib.memory import deployment_name
+from hwlib.placement import chip_of
 from hwlib.roofline import roofline_bound_s
 from hwlib.serving.step import inference_step, max_batch, time_to_first_token_s
 
@@ -44,7 +45,7 @@ class ServingCurve:
 
 def serving_curve(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     context_len: int,
     batches: Number,
     n_chips: int = 1,
@@ -79,23 +80,26 @@ def serving_curve(
     )
 
 
-def tensor_parallel_sizes(model: ModelShape, chip: Chip) -> tuple[int, ...]:
-    """Chip counts one model replica can be split over by tensor parallelism on ``chip``'s scale-up fabric.
+def tensor_parallel_sizes(model: ModelShape, chip: Chip | Cluster) -> tuple[int, ...]:
+    """Chip counts one model replica can be split over by tensor parallelism on the chip's scale-up fabric.
 
-    A TPU's slice sizes; a GPU's 1, 2, 4 and 8 GPUs of one NVLink node; never more chips than query
-    heads. Chapter "Serving a model".
+    A TPU's slice sizes; a GPU's powers of two up to its node (one NVLink domain); only those that divide
+    the query heads, the rule training follows too. Chapter "Serving a model".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
-    plan = deployment(require_chip(chip))
+    plan = deployment(chip_of(chip))
     sizes = plan.sizes if plan.kind == "slice" else tuple(2**k for k in range(int(np.log2(plan.largest)) + 1))
-    return tuple(n for n in sizes if n <= model.n_heads)
+    return tuple(n for n in sizes if model.n_heads % n == 0)
 
 
-def serving_name(n_chips: int, chip: Chip) -> str:
-    """Where ``n_chips`` tensor-parallel chips run: a slice's name, or a share of one 8-GPU node."""
-    if deployment(chip).kind == "slice":
+def serving_name(n_chips: int, chip: Chip | Cluster) -> str:
+    """Where ``n_chips`` tensor-parallel chips run: a slice's name, or a share of one node."""
+    chip = chip_of(chip)
+    plan = deployment(chip)
+    node = plan.sizes[0]
+    if plan.kind == "slice" or n_chips % node == 0:
         return deployment_name(n_chips, chip)
-    return deployment_name(n_chips, chip) if n_chips % 8 == 0 else f"{n_chips} of 8 GPUs in one node"
+    return f"{n_chips} of {node} GPUs in one node"
 
 
 def _whole(counts: np.ndarray) -> int | np.ndarray:
@@ -120,7 +124,7 @@ class ServingPlan:
 
 def largest_batch_within(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     context_len: Number,
     tpot_target_s: float,
     n_chips: int = 1,
@@ -159,7 +163,7 @@ def largest_batch_within(
 
 def serving_chips(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     context_len: Number,
     batch: Number = 1,
     tpot_target_s: float = np.inf,
@@ -218,10 +222,10 @@ def serving_chips(
         tpot, ttft = np.where(new, step.time_s, tpot), np.where(new, first, ttft)
         rate = np.where(new, step.tokens_per_s, rate)
     names = np.array(["none"] + [serving_name(n, chip) for n in sizes])
-    where = names[np.searchsorted(np.array((0,) + sizes), chosen)]
+    placed = names[np.searchsorted(np.array((0,) + sizes), chosen)]
     return ServingPlan(
         n_chips=_whole(chosen),
-        deployment=str(where) if where.ndim == 0 else where,
+        deployment=str(placed) if placed.ndim == 0 else placed,
         batch=_whole(best),
         max_batch=_whole(holds),
         time_per_token_s=scalar_or_array(tpot),
@@ -245,7 +249,7 @@ class ThroughputBound:
 
 def throughput_bound(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     input_len: Number,
     output_len: Number,
     n_chips: int = 1,
@@ -287,7 +291,7 @@ def throughput_bound(
     flops = np.asarray(prefill.flops) + steps * np.asarray(decode.flops)
     moved = np.asarray(prefill.bytes) + steps * np.asarray(decode.bytes)
     comm = np.asarray(prefill.comm_time_s) + steps * np.asarray(decode.comm_time_s)
-    time = np.maximum(roofline_bound_s(flops / group, moved / group, chip, compute_dtype), comm)
+    time = np.maximum(roofline_bound_s(flops / group, moved / group, chip_of(chip), compute_dtype), comm)
     replicas = count // group
     system = np.where(sequences > 0, replicas * runs * answer / time, 0.0)
     return ThroughputBound(

@@ -1,15 +1,14 @@
-"""Serving: one inference step of a ModelShape on one chip or over n_chips with tensor parallelism.
+"""Serving: one inference step of a ModelShape on one chip or on a tensor-parallel group of a cluster.
 
 A step runs ``new_tokens`` tokens of each of ``batch`` sequences that already hold ``context_len``
 tokens in the KV cache (prefill: new_tokens is the prompt and context_len 0; decode: one new
-token). Its parts, each with FLOPs and HBM bytes:
+token). Every count comes from the model's transformer table (``ModelShape.table()``):
 
 * **weights**: every matmul weight the step touches is read once (an MoE's experts only where a
-  token of the batch was routed, in expectation E (1 - (1 - k/E)^tokens) of E experts per layer)
-  and used by every token: 2 FLOPs per weight per token;
+  token of the batch was routed) and used by every token: 2 FLOPs per weight per token;
 * **attention**: the cache is read once and the new tokens' keys and values written; each new
   token attends to the cached tokens and, causally, to the new ones before it: 4 n_h d_h L FLOPs per
-  attended token;
+  (query, key) pair;
 * **activations**: each matmul's input read and output written between kernels, at the
   activation dtype.
 
@@ -18,10 +17,10 @@ summed peak and bandwidth (Williams et al. 2009; Pope et al., "Efficiently Scali
 Inference", MLSys 2023, arXiv:2211.05102, Sec. 2-3), and the upper bound sums each part's own
 roofline time (no overlap between parts). Tensor parallelism splits heads and MLP columns over the
 chips (Shoeybi et al., "Megatron-LM", arXiv:1909.08053, Sec. 3): two all-reduces of the activations
-per layer, a ring over the chip's scale-up fabric with its link latency where one is sourced
-(``hw.allreduce_time_s``), not overlapped with compute; with more chips than KV heads each chip
-keeps a whole KV head, so the cache is replicated. Chapter "Serving a model"; "KV-cache precision"
-uses the memory term.
+per layer, not overlapped with compute, on the group's topology in its cluster (``hw.group_topology``:
+an NVLink switch, a TPU slice's torus axes), the same placement training uses. The tensor-parallel
+degree divides the query heads, as in training; with more chips than KV heads each chip keeps a whole KV
+head, so the cache is replicated. Chapter "Serving a model"; "KV-cache precision" uses the memory term.
 """
 
 from __future__ import annotations
@@ -32,19 +31,16 @@ from types import MappingProxyType
 import numpy as np
 
 from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array, whole_count
-from hwlib.collectives import allreduce_time_s
-from hwlib.data import doc000, fabrics
-from hwlib.data.literature import ICI_HOP_LATENCY
-from hwlib.data.records import Chip, ModelShape, require, require_chip
+from hwlib.collectives import collective_time_s, with_latency
+from hwlib.data import doc000
+from hwlib.data.records import Chip, Cluster, ModelShape, require
+from hwlib.data.records.transformer_table import TP_ALLREDUCES_PER_LAYER, attended_pairs
 from hwlib.memory import tokens_that_fit
+from hwlib.placement import serving_place
 from hwlib.roofline import roofline_bound_s
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
 
 PARTS = ("weights", "attention", "activations")
-ALLREDUCES_PER_LAYER = 2
-"""Megatron's tensor-parallel layer: one all-reduce after attention, one after the MLP."""
-RING_SENDS_PER_ELEMENT = 2.0
-"""A ring all-reduce sends each element twice per direction (reduce-scatter, then all-gather)."""
 PRECISIONS = MappingProxyType(
     {
         "bf16": dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
@@ -99,21 +95,6 @@ class InferenceStep:
         return scalar_or_array(np.asarray(self.tokens_per_s) / self.n_chips)
 
 
-def scale_up_link(chip: Chip) -> tuple[float, float]:
-    """Per-direction bandwidth (B/s) and ring-step latency (s) of the chip's scale-up fabric.
-
-    Its vendor fabric record, else half the chip's interconnect total, with a TPU's ICI hop latency
-    (``literature.ICI_HOP_LATENCY``) or none. Chapter "Serving a model".
-    """
-    chip = require_chip(chip)
-    scale_up = fabrics(source="vendor", kind="scale-up", chip=chip)
-    if scale_up:
-        return scale_up[0].bytes_per_s, scale_up[0].latency_s
-    if chip.interconnect_bytes_per_s is None:
-        raise ValueError(f"chip {chip.label} has no interconnect: tensor parallelism over n_chips > 1 needs one")
-    return chip.interconnect_bytes_per_s / 2, ICI_HOP_LATENCY.value if chip.vendor == "Google" else 0.0
-
-
 def kv_copies(model: ModelShape, n_chips: int) -> float:
     """How many times the KV cache is stored over ``n_chips`` tensor-parallel chips: 1 up to n_kv_heads chips.
 
@@ -126,7 +107,7 @@ def kv_copies(model: ModelShape, n_chips: int) -> float:
 
 def inference_step(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     batch: Number,
     context_len: Number,
     new_tokens: Number = 1,
@@ -139,16 +120,17 @@ def inference_step(
     link_latency_s: float | None = None,
 ) -> InferenceStep:
     """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new
-    tokens.
+    tokens, on ``chip``: a chip record, or a cluster whose chip runs it.
 
-    ``n_chips`` chips split every weight, head and FLOP by tensor parallelism. ``compute_dtype`` is the
-    matmuls' peak (weight-only quantization still computes in bf16). ``link_latency_s`` overrides the
-    fabric's sourced latency. Vectorised over batch, context and new tokens. Chapter "Serving a model".
+    ``n_chips`` chips split every weight, head and FLOP by tensor parallelism, on the cluster (a chip's
+    own cluster record, ``hw.clusters(chip=...)``). ``compute_dtype`` is the matmuls' peak (weight-only
+    quantization still computes in bf16). ``link_latency_s`` overrides the fabric's sourced latency.
+    Vectorised over batch, context and new tokens. Chapter "Serving a model".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
-    chip = require_chip(chip)
     for name, dtype in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype), ("activation_dtype", activation_dtype)):
         one_of(name, dtype, BYTES_PER_ELEMENT)
+    chip, topology = serving_place(chip, model, n_chips)
     chip.peak(compute_dtype)
     count = whole_count("n_chips", n_chips)
     sequences, context, new = broadcast(
@@ -156,46 +138,28 @@ def inference_step(
         context_len=non_negative("context_len", context_len, integral=True),
         new_tokens=positive("new_tokens", new_tokens, integral=True),
     )
+    table = model.table()
     tokens = sequences * new
-    parts = model.param_breakdown(active=False)
-    active = model.matmul_params(active=True)
-    if model.is_moe:
-        per_expert = parts["experts"] / (model.n_experts + model.n_shared_experts)
-        share = 1.0 - (1.0 - model.experts_per_token / model.n_experts) ** tokens
-        touched = model.matmul_params(active=False) - per_expert * model.n_experts * (1.0 - share)
-    else:
-        touched = np.full(tokens.shape, model.matmul_params(active=False))
-    weight_flops = 2.0 * active * tokens
-    weight_bytes = touched * dtype_bytes(weight_dtype)
-    query = model.n_heads * model.head_dim
-    attended = new * context + new * (new + 1) / 2.0
-    attention_flops = 4.0 * model.n_layers * query * attended * sequences
-    kv_per_token = model.kv_bytes_per_token(kv_dtype) * kv_copies(model, count)
+    weight_flops = table.weight_flops(tokens)
+    weight_bytes = table.touched_matmul_params(tokens) * dtype_bytes(weight_dtype)
+    attention_flops = table.score_flops(sequences * attended_pairs(new, context, model.causal))
+    kv_per_token = table.kv_bytes_per_token(kv_dtype) * kv_copies(model, count)
     attention_bytes = sequences * (context + new) * kv_per_token
-    kv_width = model.n_kv_heads * model.head_dim
-    width = model.d_ff if not model.is_moe else model.d_ff_expert * (model.experts_per_token + model.n_shared_experts)
-    mlp_out = (2 if model.mlp == "gated" else 1) * width
-    per_layer = (
-        (model.d_model + query + 2 * kv_width)
-        + (query + model.d_model)
-        + (model.d_model + mlp_out)
-        + (width + model.d_model)
-    )
-    activation_bytes = tokens * model.n_layers * per_layer * dtype_bytes(activation_dtype)
+    activation_bytes = tokens * table.activation_elements_per_token() * dtype_bytes(activation_dtype)
     flops = {"weights": weight_flops, "attention": attention_flops, "activations": np.zeros_like(weight_flops)}
     moved = {"weights": weight_bytes, "attention": attention_bytes, "activations": activation_bytes}
     total_flops, total_bytes = sum(flops.values()), sum(moved.values())
     compute_s = total_flops / count / chip.peak(compute_dtype)
     memory_s = total_bytes / count / chip.hbm_bytes_per_s
-    if count > 1:
-        bandwidth, latency = scale_up_link(chip)
-        latency = latency if link_latency_s is None else float(non_negative("link_latency_s", link_latency_s))
+    if topology is not None:
+        if link_latency_s is not None:
+            topology = with_latency(topology, float(non_negative("link_latency_s", link_latency_s)))
         # engines reduce in at least bf16, whatever the activations are stored in
         wire = max(dtype_bytes(activation_dtype), dtype_bytes("bf16"))
         per_allreduce = np.asarray(
-            allreduce_time_s(tokens * model.d_model, count, bandwidth, RING_SENDS_PER_ELEMENT * wire, latency_s=latency)
+            collective_time_s("all-reduce", tokens * table.tp_elements_per_token() * wire, topology)
         )
-        comm = ALLREDUCES_PER_LAYER * model.n_layers * per_allreduce
+        comm = TP_ALLREDUCES_PER_LAYER * table.n_layers * per_allreduce
     else:
         comm = np.zeros_like(compute_s)
     lower = np.maximum(compute_s, memory_s) + comm
@@ -220,7 +184,7 @@ def inference_step(
 
 def time_to_first_token_s(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     prompt_len: Number,
     batch: Number = 1,
     n_chips: int = 1,
@@ -251,7 +215,7 @@ def time_to_first_token_s(
 
 def time_per_output_token_s(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     context_len: Number,
     batch: Number = 1,
     n_chips: int = 1,
@@ -271,7 +235,7 @@ def time_per_output_token_s(
 
 def compute_bound_batch(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     context_len: Number,
     n_chips: int = 1,
     weight_dtype: str = "bf16",
@@ -305,7 +269,7 @@ def compute_bound_batch(
 
 def memory_bound_context(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     n_chips: int = 1,
     weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
@@ -341,7 +305,7 @@ def memory_bound_context(
 
 def max_batch(
     model: ModelShape,
-    chip: Chip,
+    chip: Chip | Cluster,
     context_len: Number,
     n_chips: int = 1,
     weight_dtype: str = "bf16",
@@ -350,11 +314,12 @@ def max_batch(
 ) -> Number:
     """The largest batch of sequences of ``context_len`` tokens whose KV cache fits beside the weights (0: none).
 
-    On ``n_chips`` chips' usable HBM (``chip.capacity_bytes``), the cache replicated as ``kv_copies``
+    On ``n_chips`` chips' usable HBM (the chip's ``capacity_bytes``), the cache replicated as ``kv_copies``
     says. Chapter "Serving a model".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_chips", n_chips)
+    chip, _ = serving_place(chip, model, count)
     context = positive("context_len", context_len, integral=True)
     room = tokens_that_fit(
         chip,

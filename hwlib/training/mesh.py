@@ -32,9 +32,17 @@ from dataclasses import dataclass, field
 
 from hwlib._checks import one_of, positive
 from hwlib.data import doc000
-from hwlib.data.records import Cluster, ModelShape, TrainingRecipe, require
-from hwlib.memory import RECOMPUTE, activation_bytes, logits_bytes, training_state_breakdown, usable_bytes
+from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
+from hwlib.data.records.transformer_table import (
+    EP_ALL_TO_ALLS_PER_LAYER,
+    RECOMPUTE,
+    TP_ALLREDUCES_PER_LAYER,
+    TRAINING_OVER_FORWARD,
+    attended_pairs,
+)
+from hwlib.memory import usable_bytes
 from hwlib.placement import group_time_s, group_topology, send_time_s
+from hwlib.training.zero import chip_bytes
 from hwlib.units import dtype_bytes
 
 AXES = ("tp", "cp", "fsdp", "dp", "pp")
@@ -50,6 +58,14 @@ STEP_PARTS = (
     "ep all-to-all",
 )
 """The parts of a step's time: compute, the pipeline bubble, then each collective's exposed time."""
+WIRE_BYTES = dtype_bytes("bf16")
+"""Weights, gradients and activations cross the links in bf16."""
+TP_PASSES = 2
+"""Passes over a micro-batch that run the tensor-parallel all-reduces: forward and backward."""
+TP_PASSES_FULL_RECOMPUTE = 3
+"""With full recomputation the forward runs again in the backward pass, its all-reduces too."""
+BACKWARD_SHARE = 2.0 / 3.0
+"""The backward pass's share of the FLOPs (twice the forward), the window a data-parallel all-reduce overlaps."""
 
 
 @dataclass(frozen=True)
@@ -134,46 +150,31 @@ def _stride_groups(mesh: Mesh) -> dict[str, tuple[int, int]]:
     return groups
 
 
-def train_step(
-    model: ModelShape,
-    cluster: Cluster,
-    mesh: Mesh,
-    global_batch_tokens: float,
-    seq_len: int,
-    micro_batch_tokens: float | None = None,
-    recompute: str = "selective",
-    *,
-    recipe: str | TrainingRecipe = "zero_mixed_adam",
-    dtype: str = "bf16",
-    interleave: int = 1,
-    usable_fraction: float = doc000.USABLE_FRACTION,
-    causal: bool = True,
-) -> TrainStep:
-    """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
+@dataclass(frozen=True)
+class _Batch:
+    """How one step's global batch splits: sequences of ``seq_len`` tokens, the tokens each data-parallel rank
+    takes, its micro-batches of ``micro_tokens`` and the interleaved chunks per pipeline stage."""
 
-    ``global_batch_tokens`` per optimizer step in sequences of ``seq_len``; ``micro_batch_tokens`` per
-    data-parallel rank and micro-batch (default: the rank's whole batch, or one sequence under a pipeline).
-    ``interleave`` chunks per pipeline
-    stage. MFU counts the model's FLOPs without recomputation; ``hardware_flops_utilization`` with it.
-    ``causal=False`` computes the whole attention score matrix, as kernels that mask it afterwards do.
-    Raises ValueError for a mesh that does not divide the model or the batch. Chapter "Sharding a training step".
-    """
-    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
-    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
-    mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=8, tp=8)")
-    one_of("recompute", recompute, RECOMPUTE)
-    chip, count = cluster.chip, mesh.n_chips
-    peak = chip.peak(dtype)
+    seq_len: int
+    tokens: float
+    rank_tokens: float
+    micro_tokens: float
+    micro_batches: int
+    chunks: int
+
+
+def _split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave) -> _Batch:
+    """The batch's split over the mesh, or a ValueError naming what does not divide."""
     sequence = int(positive("seq_len", seq_len, integral=True))
     batch_sequences = float(positive("global_batch_tokens", global_batch_tokens)) / sequence
-    per_rank_tokens = batch_sequences * sequence / mesh.data_parallel
+    rank_tokens = batch_sequences * sequence / mesh.data_parallel
     if micro_batch_tokens is None:  # without a pipeline a rank runs its whole batch at once; with one, a sequence
-        micro = per_rank_tokens if mesh.pp == 1 else float(sequence)
+        micro = rank_tokens if mesh.pp == 1 else float(sequence)
     else:
         micro = float(positive("micro_batch_tokens", micro_batch_tokens))
     chunks = int(positive("interleave", interleave, integral=True))
-    if cluster.max_chips is not None and count > cluster.max_chips:
-        raise ValueError(f"mesh needs {count} chips; {cluster.name} holds at most {cluster.max_chips}")
+    if cluster.max_chips is not None and mesh.n_chips > cluster.max_chips:
+        raise ValueError(f"mesh needs {mesh.n_chips} chips; {cluster.name} holds at most {cluster.max_chips}")
     problems = [
         (model.n_heads % mesh.tp != 0, f"tp={mesh.tp} does not divide the {model.n_heads} attention heads"),
         (
@@ -194,106 +195,150 @@ def train_step(
     for bad, why in problems:
         if bad:
             raise ValueError(f"mesh {mesh}: {why}")
-    if micro % sequence or micro > per_rank_tokens or (per_rank_tokens / micro) != round(per_rank_tokens / micro):
+    if micro % sequence or micro > rank_tokens or (rank_tokens / micro) != round(rank_tokens / micro):
         raise ValueError(
             f"mesh {mesh}: micro_batch_tokens={micro:g} must be whole sequences of {sequence} tokens "
-            f"dividing the {per_rank_tokens:g} tokens each data-parallel rank takes per step"
+            f"dividing the {rank_tokens:g} tokens each data-parallel rank takes per step"
         )
-    micro_batches = int(round(per_rank_tokens / micro))
-    tokens = batch_sequences * sequence
+    return _Batch(sequence, batch_sequences * sequence, rank_tokens, micro, int(round(rank_tokens / micro)), chunks)
 
-    # compute: the model's FLOPs, and the forward again where recomputed
-    if not isinstance(causal, bool):
-        raise TypeError(f"causal must be True or False, got {causal!r}")
-    model_flops = float(model.flops_per_token(sequence, training=True, causal=causal)) * tokens
-    forward = float(model.flops_per_token(sequence, causal=causal)) * tokens
-    attention_forward = forward - 2.0 * model.matmul_params(active=True) * tokens
-    extra = {"none": 0.0, "selective": attention_forward, "full": forward}[recompute]
-    compute = (model_flops + extra) / count / peak
-    bubble = (mesh.pp - 1) / (chunks * micro_batches) * compute if mesh.pp > 1 else 0.0
-    forward_share = forward / (model_flops + extra)
 
-    groups = {
+def _fsdp_shards(mesh: Mesh) -> int:
+    """The ranks ZeRO-3 shards the state over: fsdp, and the context-parallel ranks too (torchtitan, Megatron)."""
+    return mesh.fsdp * mesh.cp
+
+
+def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction) -> tuple[dict, float, bool]:
+    """(bytes per chip by part, usable bytes, whether FSDP can keep the gathered weights for the whole step)."""
+    in_flight = min(mesh.pp, batch.micro_batches)  # 1F1B: the first stage holds pp micro-batches
+    parts = chip_bytes(
+        model,
+        recipe,
+        batch.seq_len,
+        batch.micro_tokens / batch.seq_len,
+        sharded=TRAINING_PARTS,
+        shards=_fsdp_shards(mesh),
+        tp=mesh.tp,
+        pp=mesh.pp,
+        cp=mesh.cp,
+        ep=mesh.ep,
+        in_flight=in_flight,
+        recompute=recompute,
+    )
+    room = float(usable_bytes(chip, usable_fraction))
+    gathered = local_params(model, mesh) * WIRE_BYTES * (1 - 1 / _fsdp_shards(mesh))
+    return parts, room, sum(parts.values()) + gathered <= room
+
+
+def local_params(model: ModelShape, mesh: Mesh) -> float:
+    """Parameters one tensor- and pipeline-parallel rank holds before ZeRO: its share, experts over ep as well
+    (the FSDP shard before its split over fsdp x cp). Chapter "Sharding a training step"."""
+    dense, experts = split_params(model)
+    return (dense + experts / mesh.ep) / (mesh.tp * mesh.pp)
+
+
+def _communication(model, cluster, mesh, batch, recompute, keep_gathered, compute, attention_s) -> tuple[dict, dict]:
+    """Each collective's seconds per step, and how much of it hides behind compute.
+
+    Hidden time is physical: the overlapped collectives (FSDP, data parallelism, context parallelism) take turns
+    on the links, so together they hide behind at most the step's compute; the data-parallel all-reduce only
+    behind the backward pass (two thirds of the model's FLOPs), FSDP behind forward and backward, context
+    parallelism behind attention. Tensor-parallel and expert all-to-alls and pipeline sends are exposed.
+    """
+    table, count = model.table(), mesh.n_chips
+    topology = {
         name: group_topology(cluster, size, stride, count) for name, (size, stride) in _stride_groups(mesh).items()
     }
-    shards = mesh.fsdp * mesh.cp  # ZeRO-3 shards the state over the context-parallel ranks too (torchtitan, Megatron)
-    shard_group = group_topology(cluster, shards, mesh.tp, count)
-    ep_topology = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count) if mesh.ep > 1 else None
-    element = dtype_bytes("bf16")  # weights, gradients and activations on the wire
-    dense_params, expert_params = split_params(model)
-    local_params = (dense_params + expert_params / mesh.ep) / (mesh.tp * mesh.pp)
-    layers_per_stage = model.n_layers / mesh.pp
-
-    state = training_state_breakdown(local_params, recipe)
-    sharded = {name: value / shards for name, value in state.items()}
-    in_flight = min(mesh.pp, micro_batches)  # 1F1B: the first stage holds pp micro-batches
-    sequences = micro / sequence
-    per_layer = activation_bytes(
-        sequence // mesh.cp,
-        sequences,
-        model,
-        tensor_parallel=mesh.tp,
-        sequence_parallel=mesh.tp > 1,
-        recompute=recompute,
-        flash_attention=True,
-    )
-    memory = {
-        **sharded,
-        "activations": float(per_layer) * layers_per_stage * in_flight,
-        "logits": float(logits_bytes(sequence // mesh.cp, sequences, model)) / mesh.tp,
-    }
-    total = sum(memory.values())
-    room = float(usable_bytes(chip, usable_fraction))
-    # FSDP keeps the gathered weights for the whole step where they fit beside the rest, else re-gathers them
-    # for every micro-batch's forward and backward (ZeRO-3)
-    keep_gathered = total + local_params * element * (1 - 1 / shards) <= room
-
-    micro_activation = micro / mesh.cp * model.d_model * element  # one micro-batch's hidden states, per cp rank
-    per_layer_collectives = 6 if recompute == "full" else 4  # 2 forward, 2 backward, 2 in the recomputed forward
+    layers = model.n_layers / mesh.pp
+    micro = batch.micro_tokens / mesh.cp  # tokens of one micro-batch on one context-parallel rank
+    passes = TP_PASSES_FULL_RECOMPUTE if recompute == "full" else TP_PASSES  # forward, backward (and recompute)
     comm, hidden = {}, {}
-    if mesh.tp > 1:  # two all-reduces per layer per pass over the micro-batch's activations; not overlapped
-        comm["tp all-reduce"] = (
-            per_layer_collectives
-            * layers_per_stage
-            * micro_batches
-            * group_time_s("all-reduce", micro_activation, groups["tp"])
-        )
-        hidden["tp all-reduce"] = 0.0
-    if mesh.cp > 1:  # key-value all-gather forward, reduce-scatter of their gradients backward; hide behind attention
-        kv = 2.0 * micro * model.n_kv_heads * model.head_dim * element / mesh.tp  # the whole sequence's K and V
-        comm["cp all-gather"] = (
-            layers_per_stage
-            * micro_batches
-            * (group_time_s("all-gather", kv, groups["cp"]) + group_time_s("reduce-scatter", kv, groups["cp"]))
-        )
-        hidden["cp all-gather"] = min(comm["cp all-gather"], (attention_forward * 3 / count / peak))
-    if shards > 1:  # weights gathered, gradients reduce-scattered, behind the passes they serve
-        shard = local_params * element
-        gathers = 1 if keep_gathered else 2 * micro_batches
-        reduces = 1 if keep_gathered else micro_batches
-        fsdp = gathers * group_time_s("all-gather", shard, shard_group) + reduces * group_time_s(
-            "reduce-scatter", shard, shard_group
-        )
-        comm["fsdp all-gather + reduce-scatter"] = fsdp
-        hidden["fsdp all-gather + reduce-scatter"] = min(fsdp, compute)
+    if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
+        tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
+        per_layer = passes * TP_ALLREDUCES_PER_LAYER * group_time_s("all-reduce", tp_bytes, topology["tp"])
+        comm["tp all-reduce"] = per_layer * layers * batch.micro_batches
+    if mesh.cp > 1:  # keys and values gathered forward, their gradients reduce-scattered backward
+        kv = batch.micro_tokens * table.cp_elements_per_token() * WIRE_BYTES / mesh.tp  # the whole sequence's K, V
+        per_layer = group_time_s("all-gather", kv, topology["cp"]) + group_time_s("reduce-scatter", kv, topology["cp"])
+        comm["cp all-gather"] = per_layer * layers * batch.micro_batches
+    shards = _fsdp_shards(mesh)
+    if shards > 1:  # weights gathered for the passes, gradients reduce-scattered
+        shard_group = group_topology(cluster, shards, mesh.tp, count)
+        shard = local_params(model, mesh) * WIRE_BYTES
+        gathers, reduces = (1, 1) if keep_gathered else (2 * batch.micro_batches, batch.micro_batches)
+        comm["fsdp all-gather + reduce-scatter"] = gathers * group_time_s(
+            "all-gather", shard, shard_group
+        ) + reduces * group_time_s("reduce-scatter", shard, shard_group)
     if mesh.dp > 1:  # gradients all-reduced, bucket by bucket during the backward pass
-        grads = local_params * element / shards
-        comm["dp all-reduce"] = group_time_s("all-reduce", grads, groups["dp"])
-        hidden["dp all-reduce"] = min(comm["dp all-reduce"], compute * (1.0 - forward_share))
+        grads = local_params(model, mesh) * WIRE_BYTES / shards
+        comm["dp all-reduce"] = group_time_s("all-reduce", grads, topology["dp"])
     if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
-        send = micro_activation / mesh.tp  # Megatron's scatter/gather: each tensor-parallel rank sends its slice
-        comm["pp send/recv"] = 2 * (micro_batches + mesh.pp - 1) * send_time_s(send, groups["pp"])
-        hidden["pp send/recv"] = 0.0
-    if mesh.ep > 1 and model.is_moe:  # dispatch and combine all-to-all per MoE layer per pass; not overlapped
-        routed = micro / mesh.cp * model.experts_per_token * model.d_model * element
-        comm["ep all-to-all"] = (
-            per_layer_collectives * layers_per_stage * micro_batches * group_time_s("all-to-all", routed, ep_topology)
-        )
-        hidden["ep all-to-all"] = 0.0
+        send = micro * table.pp_elements_per_token() * WIRE_BYTES / mesh.tp  # Megatron scatters over tp ranks
+        comm["pp send/recv"] = 2 * (batch.micro_batches + mesh.pp - 1) * send_time_s(send, topology["pp"])
+    if mesh.ep > 1:  # dispatch and combine per MoE layer per pass; not overlapped
+        ep_group = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count)
+        routed = micro * table.ep_elements_per_token() * WIRE_BYTES
+        per_layer = passes * EP_ALL_TO_ALLS_PER_LAYER * group_time_s("all-to-all", routed, ep_group)
+        comm["ep all-to-all"] = per_layer * layers * batch.micro_batches
+    window = compute  # what compute can hide, shared by the overlapped collectives in turn
+    backward = compute * BACKWARD_SHARE
+    for name, limit in (
+        ("cp all-gather", attention_s),
+        ("dp all-reduce", backward),
+        ("fsdp all-gather + reduce-scatter", compute),
+    ):
+        if name in comm:
+            hidden[name] = min(comm[name], limit, window)
+            window -= hidden[name]
+    return comm, {name: hidden.get(name, 0.0) for name in comm}
+
+
+def train_step(
+    model: ModelShape,
+    cluster: Cluster,
+    mesh: Mesh,
+    global_batch_tokens: float,
+    seq_len: int,
+    micro_batch_tokens: float | None = None,
+    recompute: str = "selective",
+    *,
+    recipe: str | TrainingRecipe = "zero_mixed_adam",
+    dtype: str = "bf16",
+    interleave: int = 1,
+    usable_fraction: float = doc000.USABLE_FRACTION,
+    causal: bool | None = None,
+) -> TrainStep:
+    """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
+
+    ``global_batch_tokens`` per optimizer step in sequences of ``seq_len``; ``micro_batch_tokens`` per
+    data-parallel rank and micro-batch (default: the rank's whole batch, or one sequence under a pipeline).
+    ``interleave`` chunks per pipeline stage. MFU counts the model's FLOPs without recomputation;
+    ``hardware_flops_utilization`` with it. ``causal`` defaults to the model's own; False computes the whole
+    attention score matrix, as kernels that mask it afterwards do. Raises ValueError for a mesh that does not
+    divide the model or the batch. Chapter "Sharding a training step".
+    """
+    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=8, tp=8)")
+    one_of("recompute", recompute, RECOMPUTE)
+    batch = _split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave)
+    chip, count = cluster.chip, mesh.n_chips
+    peak = chip.peak(dtype)
+    table = model.table()
+    sequences = batch.tokens / batch.seq_len
+    pairs = sequences * attended_pairs(batch.seq_len, 0, model.causal if causal is None else causal)
+    model_flops = TRAINING_OVER_FORWARD * float(table.forward_flops(batch.tokens, pairs))
+    extra = float(table.recompute_flops(batch.tokens, pairs, recompute))
+    compute = (model_flops + extra) / count / peak
+    bubble = (mesh.pp - 1) / (batch.chunks * batch.micro_batches) * compute if mesh.pp > 1 else 0.0
+    attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
+    attention_s = attention_passes * float(table.score_flops(pairs)) / count / peak
+    memory, room, keep_gathered = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction)
+    comm, hidden = _communication(model, cluster, mesh, batch, recompute, keep_gathered, compute, attention_s)
     exposed = {name: comm[name] - hidden[name] for name in comm}
     time = compute + bubble + sum(exposed.values())
+    total = sum(memory.values())
     fits = total <= room
-    reason = "" if fits else (f"needs {total / 2**30:,.1f} GiB per chip, {room / 2**30:,.1f} GiB usable")
     return TrainStep(
         mesh=mesh,
         n_chips=count,
@@ -302,14 +347,14 @@ def train_step(
         bubble_time_s=bubble,
         comm_time_s=comm,
         exposed_comm_time_s=exposed,
-        tokens_per_s=tokens / time,
+        tokens_per_s=batch.tokens / time,
         mfu=model_flops / (count * peak * time),
         hardware_flops_utilization=(model_flops + extra) / (count * peak * time),
         memory_parts=memory,
         memory_per_chip_bytes=total,
         usable_bytes=room,
         fits=fits,
-        reason=reason,
+        reason="" if fits else f"needs {total / 2**30:,.1f} GiB per chip, {room / 2**30:,.1f} GiB usable",
     )
 
 

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from hwlib._checks import one_of, positive, whole_count
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
-from hwlib.memory import RECOMPUTE
+from hwlib.data.records.transformer_table import RECOMPUTE, TRAINING_OVER_FORWARD, attended_pairs
 from hwlib.placement import group_time_s, group_topology
-from hwlib.training.mesh import Mesh, TrainStep, split_params, train_step
+from hwlib.training.mesh import WIRE_BYTES, Mesh, TrainStep, local_params, train_step
 from hwlib.units import GiB
 
 
@@ -29,14 +29,14 @@ def fsdp_threshold_tokens(
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     one_of("recompute", recompute, RECOMPUTE)
     topology = group_topology(cluster, mesh.fsdp * mesh.cp, mesh.tp, mesh.n_chips)
-    dense, experts = split_params(model)
-    shard = (dense + experts / mesh.ep) / (mesh.tp * mesh.pp) * 2.0
+    shard = local_params(model, mesh) * WIRE_BYTES
     traffic = group_time_s("all-gather", shard, topology) + group_time_s("reduce-scatter", shard, topology)
     sequence = int(positive("seq_len", seq_len, integral=True))
-    forward = float(model.flops_per_token(sequence))
-    attention = forward - 2.0 * model.matmul_params(active=True)
-    extra = {"none": 0.0, "selective": attention, "full": forward}[recompute]
-    per_token = float(model.flops_per_token(sequence, training=True)) + extra
+    table = model.table()
+    pairs = attended_pairs(sequence, 0, model.causal) / sequence  # per token
+    per_token = TRAINING_OVER_FORWARD * float(table.forward_flops(1.0, pairs)) + float(
+        table.recompute_flops(1.0, pairs, recompute)
+    )
     return traffic * cluster.chip.peak(dtype) / per_token
 
 

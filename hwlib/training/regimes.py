@@ -21,7 +21,9 @@ from hwlib.collectives import allreduce_time_s
 from hwlib.data import clusters, doc002
 from hwlib.data import fabrics as find_fabrics
 from hwlib.data.records import ENERGY_FIELDS, FABRIC_KINDS, Chip, Fabric, ModelShape, Scenario, require_chip
+from hwlib.data.records.transformer_table import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
 from hwlib.layer_model import PARAMS_PER_LAYER_PER_D2, layer_step
+from hwlib.roofline import roofline_bound_s
 
 EMBEDDING_MATRICES = 2
 """Untied input and output embeddings: 2 V d parameters."""
@@ -171,10 +173,12 @@ def training_step(
     opt_bytes = np.asarray(optimizer_bytes(params, chips, b_opt))
     opt_time = opt_bytes / chip.hbm_bytes_per_s
     ar_time = np.asarray(allreduce_time_s(params, chips, fabric_bytes_per_s, b_ar))
-    layers_time = np.asarray(layer.time_s) * repeat
+    head_flops, head_bytes, head_time = _output_head(d, T, chip, b_w)
+    layers_time = np.asarray(layer.time_s) * repeat + head_time * visits
     time = layers_time + opt_time + ar_time
-    flops = np.asarray(layer.flops) * repeat
+    flops = np.asarray(layer.flops) * repeat + head_flops * visits
     layer_bytes = (np.asarray(layer.weight_hbm_bytes) + np.asarray(layer.activation_hbm_bytes)) * repeat
+    layer_bytes = layer_bytes + head_bytes * visits
     ideal = flops / chip.peak("bf16")
     values = {
         "tokens_per_step": np.asarray(positive("T", T)) * visits,
@@ -194,21 +198,33 @@ def training_step(
     return TrainingStep(chip=chip, **{name: scalar_or_array(np.broadcast_to(v, shape)) for name, v in values.items()})
 
 
+def _output_head(d: Number | ModelShape, T: Number, chip: Chip, b_w: Number) -> tuple[Number, Number, Number]:
+    """(FLOPs, weight-side HBM bytes, roofline time) of a ModelShape's output head on T tokens, forward and
+    backward: 6 FLOPs and b_w bytes per head weight (the embedding matrix where the head is tied to it); none for
+    the source documents' layers, whose counts leave it out."""
+    if not isinstance(d, ModelShape):
+        return 0.0, 0.0, 0.0
+    table = d.table()
+    head = table.matmul_params(active=False) - table.n_layers * table.layer_params()
+    flops = TRAINING_OVER_FORWARD * FORWARD_FLOPS_PER_PARAM * head * np.asarray(positive("T", T))
+    weight_bytes = np.asarray(non_negative("b_w", b_w)) * head
+    return flops, weight_bytes, np.asarray(roofline_bound_s(flops, weight_bytes, chip))
+
+
 def regime_fabric(chip: Chip, kind: str) -> Fabric:
     """The fabric a regime of ``kind`` ("scale-up" or "scale-out") runs over for ``chip``.
 
-    Document 002's own fabric for its records; for a vendor chip, the node fabric or network of
-    its cluster (``hw.clusters()``). Chapter "A 7B model, regime by regime".
+    Document 002's own fabric for its records (its numbers go with its other numbers); for a vendor chip, the
+    node fabric or network of its cluster (``hw.clusters(chip=...)``). Chapter "A 7B model, regime by regime".
     """
     chip = require_chip(chip)
     one_of("kind", kind, FABRIC_KINDS)
     if chip.source == "doc002":
         return find_fabrics(source="doc002", kind=kind, chip=chip)[0]
-    for system in clusters():
-        if system.chip is chip and system.node_fabric.source == "vendor":
-            fabric = system.node_fabric if kind == "scale-up" else system.network
-            if fabric is not None:
-                return fabric
+    for system in clusters(chip=chip):
+        fabric = system.node_fabric if kind == "scale-up" else system.network
+        if fabric is not None:
+            return fabric
     raise KeyError(f"no {kind} fabric known for chip {chip.label}; pass fabrics={{'{kind}': hw.fabric(...)}}")
 
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 from hwlib._checks import one_of, positive
 from hwlib.data import doc000
-from hwlib.data.records import TRAINING_PARTS, Chip, ModelShape, TrainingRecipe, require, require_chip
+from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require, require_chip
 from hwlib.memory import RECOMPUTE, activation_bytes, logits_bytes, training_state_breakdown, usable_bytes
 
 SHARDINGS = {
@@ -56,6 +56,47 @@ class TrainingMemory:
         return sum(self.parts.values())
 
 
+def chip_bytes(
+    model: ModelShape,
+    recipe: str | TrainingRecipe,
+    seq_len: int,
+    sequences: float,
+    *,
+    sharded: tuple[str, ...] = (),
+    shards: int = 1,
+    tp: int = 1,
+    pp: int = 1,
+    cp: int = 1,
+    ep: int = 1,
+    in_flight: int = 1,
+    recompute: str = "none",
+    flash_attention: bool = True,
+) -> dict[str, float]:
+    """Bytes one chip holds in training, by part: the training state of its share of the parameters (over tp x pp
+    ranks, the experts over ep as well), the ``sharded`` parts of it split again over ``shards`` data-parallel
+    ranks (ZeRO), the activations its pipeline stage keeps for ``in_flight`` micro-batches of ``sequences``
+    sequences of ``seq_len`` tokens (``seq_len / cp`` per context-parallel rank; tensor and sequence parallel over
+    ``tp`` where tp > 1), and the logits (split over tp). The one memory count of ``training_memory`` and
+    ``hw.train_step``. Chapters "HBM budgets for training" and "Sharding a training step"."""
+    params = model.params()
+    experts = model.param_breakdown().get("experts", 0.0)
+    local = (params - experts + experts / ep) / (tp * pp)
+    state = training_state_breakdown(local, recipe)
+    parts = {name: value / (shards if name in sharded else 1) for name, value in state.items()}
+    per_layer = activation_bytes(
+        seq_len // cp,
+        sequences,
+        model,
+        tensor_parallel=tp,
+        sequence_parallel=tp > 1,
+        recompute=recompute,
+        flash_attention=flash_attention,
+    )
+    parts["activations"] = float(per_layer) * model.n_layers / pp * in_flight
+    parts["logits"] = float(logits_bytes(seq_len // cp, sequences, model)) / tp
+    return parts
+
+
 def training_memory(
     model: ModelShape,
     recipe: str | TrainingRecipe,
@@ -81,14 +122,11 @@ def training_memory(
     one_of("sharding", sharding, SHARDINGS)
     one_of("recompute", recompute, RECOMPUTE)
     tokens, sequences = int(positive("seq_len", seq_len, integral=True)), int(positive("batch", batch, integral=True))
-    params = model.params()
-    state = training_state_breakdown(params, recipe)
-    activations = model.n_layers * activation_bytes(
-        tokens, sequences, model, recompute=recompute, flash_attention=flash_attention
-    )
-    logits = logits_bytes(tokens, sequences, model)
-    split = sum(state[name] for name in SHARDINGS[sharding])
-    whole = sum(state[name] for name in TRAINING_PARTS if name not in SHARDINGS[sharding]) + activations + logits
+    options = dict(recompute=recompute, flash_attention=flash_attention)
+    one = chip_bytes(model, recipe, tokens, sequences, **options)  # nothing sharded yet
+    activations, logits = one["activations"], one["logits"]
+    split = sum(one[name] for name in SHARDINGS[sharding])
+    whole = sum(one.values()) - split
     room = float(usable_bytes(chip, usable_fraction))
     unsplit_state = whole - activations - logits
     if unsplit_state >= room:
@@ -116,8 +154,7 @@ def training_memory(
             f"{sharding} splits {split / 2**30:,.1f} GiB",
         )
     count = int(positive("n_chips", n_chips, integral=True)) if n_chips is not None else (fewest or 1)
-    parts = {name: value / (count if name in SHARDINGS[sharding] else 1) for name, value in state.items()}
-    parts.update(activations=activations, logits=logits)
+    parts = chip_bytes(model, recipe, tokens, sequences, sharded=SHARDINGS[sharding], shards=count, **options)
     return TrainingMemory(
         sharding=sharding,
         parts=parts,

@@ -12,6 +12,7 @@ this one (``vendor_chips``, ``vendor_systems``, ``literature``, ``model_shapes``
 from hwlib.data.records.hardware import (
     ENERGY_FIELDS,
     FABRIC_KINDS,
+    FABRIC_TOPOLOGIES,
     Chip,
     Cluster,
     Deployment,
@@ -27,6 +28,7 @@ from hwlib.data.records.workloads import TRAINING_PARTS, Scenario, ServingRun, T
 __all__ = [
     "ENERGY_FIELDS",
     "FABRIC_KINDS",
+    "FABRIC_TOPOLOGIES",
     "READ_ON",
     "SOURCES",
     "TRAINING_PARTS",

@@ -168,6 +168,10 @@ class Chip:
 
 
 FABRIC_KINDS = ("scale-up", "scale-out")
+FABRIC_TOPOLOGIES = ("switch", "torus")
+"""How a fabric joins its chips: through switches (NVSwitch, a NIC network; a fully connected mesh of
+dedicated links, MI300X's Infinity Fabric, behaves as one for these collectives), or as a torus of links to
+neighbours (TPU ICI)."""
 """Scale-up fabrics join the chips of one domain; scale-out networks join domains."""
 
 
@@ -179,7 +183,11 @@ class Fabric:
     directions (NVLink, ICI totals) and 1 when it is per direction (NIC line rates).
     ``domain_size`` is how many chips one domain of a scale-up fabric joins (None for
     scale-out networks and for document 002's unbounded assumption). ``chip_keys`` names
-    the chips it serves (empty: any). ``latency`` is one ring step's latency (s), where sourced. Chapter "The
+    the chips it serves (empty: any). ``latency`` is one ring step's latency (s), where sourced. ``topology``
+    is one of ``FABRIC_TOPOLOGIES``. ``in_network_reduction``, where the switches reduce (NVLink SHARP,
+    InfiniBand SHARP), is a published all-reduce that used it: its algorithm bandwidth (array bytes per chip
+    over time, B/s); an all-reduce over such a fabric is then bounded by one send and one receive of the
+    array at the link rate after ``reduction_latency`` (s), which that measurement must not beat. Chapter "The
     batch-size squeeze".
     """
 
@@ -193,10 +201,18 @@ class Fabric:
     chip_keys: tuple[str, ...] = ()
     aliases: tuple[str, ...] = ()
     latency: Sourced | None = None
+    topology: str = "switch"
+    in_network_reduction: Sourced | None = None
+    reduction_latency: Sourced | None = None
     note: str = ""
 
     def __post_init__(self) -> None:
         one_of("kind", self.kind, FABRIC_KINDS)
+        one_of("topology", self.topology, FABRIC_TOPOLOGIES)
+        if self.in_network_reduction is not None and not isinstance(self.in_network_reduction, Sourced):
+            raise TypeError(
+                f"in_network_reduction must be a Sourced bandwidth or None, got {self.in_network_reduction!r}"
+            )
         one_of("source", self.source, ("vendor", "doc002", "given"))
         if self.directions not in (1, 2):
             raise ValueError(f"directions must be 1 or 2, got {self.directions!r}")
@@ -210,6 +226,11 @@ class Fabric:
     def latency_s(self) -> float:
         """Latency of one step of a ring collective over this fabric (s); 0 when no source gives one."""
         return 0.0 if self.latency is None else float(self.latency.value)
+
+    @property
+    def reduction_latency_s(self) -> float | None:
+        """Latency of an all-reduce the fabric reduces in the network (s), None where it does not reduce."""
+        return None if self.reduction_latency is None else float(self.reduction_latency.value)
 
     @property
     def domain_chips(self) -> int | None:

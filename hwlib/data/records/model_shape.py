@@ -27,34 +27,15 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-import numpy as np
-
-from hwlib._checks import non_negative, one_of, scalar_or_array
+from hwlib._checks import one_of
 from hwlib.data.records.quantities import READ_ON, Sourced
+from hwlib.data.records.transformer_table import TransformerTable
 from hwlib.units import dtype_bytes
 
 MLP_KINDS = ("gelu", "gated")
 """MLP kinds: "gelu" has an up and a down matrix (GPT, Falcon); "gated" adds a gate (SwiGLU, GeGLU)."""
 NORMS = ("rmsnorm", "layernorm", "none")
 """Norm kinds: RMSNorm has a weight per channel, LayerNorm a weight and a bias, "none" nothing."""
-
-MATMULS_PER_MLP = {"gelu": 2, "gated": 3}
-NORM_VECTORS = {"rmsnorm": 1, "layernorm": 2, "none": 0}
-FORWARD_FLOPS_PER_PARAM = 2.0
-"""One multiply and one add per weight per token."""
-TRAINING_OVER_FORWARD = 3.0
-"""Forward + backward: the backward pass costs twice the forward (input and weight gradients)."""
-SCORE_FLOPS_PER_HEAD_DIM = 4.0
-"""Attention per layer per token per attended token per unit of n_h d_h: Q K^T (2) and scores x V (2)."""
-KV_TENSORS = 2
-"""The cache holds keys and values."""
-
-
-def kv_bytes(
-    seq_len: object, n_layers: object, n_kv_heads: object, head_dim: object, bytes_per_element: float, batch: object = 1
-) -> object:
-    """KV-cache bytes: 2 x n_layers x seq_len x n_kv_heads x head_dim x bytes per element x batch (the one formula)."""
-    return KV_TENSORS * n_layers * seq_len * n_kv_heads * head_dim * bytes_per_element * batch
 
 
 def _whole(name: str, value: object, minimum: int = 1, optional: bool = False) -> None:
@@ -73,8 +54,10 @@ class ModelShape:
     KV geometry (document 000): the KV counts work, the parameter and FLOP counts raise a ValueError.
     ``n_experts`` = 0 means a dense MLP; an MoE routes each token to ``experts_per_token`` of
     ``n_experts`` experts of width ``d_ff_expert`` (plus ``n_shared_experts`` that every token uses).
-    ``n_params`` is the published parameter count (a :class:`Sourced`), compared with ``params()`` in
-    the tests. Chapter "KV-cache precision".
+    ``causal``: a token attends to itself and the tokens before it (every decoder here); False counts the whole
+    score matrix, the source documents' convention; ``head_flops`` False leaves the output head's matmul out of
+    the FLOPs, as their layer-by-layer counts do (its weights are still stored). ``n_params`` is the published
+    parameter count (a :class:`Sourced`), compared with ``params()`` in the tests. Chapter "KV-cache precision".
     """
 
     key: str = "custom"
@@ -97,6 +80,8 @@ class ModelShape:
     norm: str = "rmsnorm"
     norms_per_layer: int = 2
     learned_positions: int = 0
+    causal: bool = True
+    head_flops: bool = True
     n_params: Sourced | None = None
     source: str = ""
     read_on: str = READ_ON
@@ -109,7 +94,7 @@ class ModelShape:
             _whole(name, getattr(self, name), optional=True)
         for name in ("n_experts", "experts_per_token", "n_shared_experts", "norms_per_layer", "learned_positions"):
             _whole(name, getattr(self, name), minimum=0)
-        for name in ("tied_embeddings", "qkv_bias", "linear_bias"):
+        for name in ("tied_embeddings", "qkv_bias", "linear_bias", "causal", "head_flops"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"ModelShape.{name} must be True or False, got {getattr(self, name)!r}")
         if self.mlp is not None:
@@ -164,68 +149,35 @@ class ModelShape:
 
     # --- parameters ------------------------------------------------------------------
 
+    def table(self) -> TransformerTable:
+        """The one transformer table of this shape: every count per layer and per part
+        (``hwlib.data.records.transformer_table``). Chapter "Counting a transformer"."""
+        return TransformerTable(self)
+
     def param_breakdown(self, active: bool = False) -> dict[str, float]:
         """Parameters by part: "embedding", "positions", "attention", "mlp" (dense) or "experts" and "router"
         (MoE), "norms", "lm_head". ``active=True`` counts only the experts one token uses."""
         self._require_structure()
-        if not isinstance(active, bool):
-            raise TypeError(f"active must be True or False, got {active!r}")
-        d, q_width, kv_width = self.d_model, self.n_heads * self.head_dim, self.n_kv_heads * self.head_dim
-        attention = d * q_width + 2 * d * kv_width + q_width * d
-        if self.qkv_bias or self.linear_bias:
-            attention += q_width + 2 * kv_width
-        if self.linear_bias:
-            attention += d
-        matrices = MATMULS_PER_MLP[self.mlp]
-        parts = {
-            "embedding": float(self.vocab * d),
-            "positions": float(self.learned_positions * d),
-            "attention": float(self.n_layers * attention),
-        }
-        if self.is_moe:
-            used = self.experts_per_token if active else self.n_experts
-            expert = matrices * d * self.d_ff_expert
-            parts["experts"] = float(self.n_layers * (used + self.n_shared_experts) * expert)
-            parts["router"] = float(self.n_layers * d * self.n_experts)
-        else:
-            mlp = matrices * d * self.d_ff + ((self.d_ff + d) if self.linear_bias else 0)
-            parts["mlp"] = float(self.n_layers * mlp)
-        vectors = NORM_VECTORS[self.norm] * d
-        parts["norms"] = float(
-            self.n_layers * self.norms_per_layer * vectors + (vectors if self.norms_per_layer else 0)
-        )
-        parts["lm_head"] = 0.0 if self.tied_embeddings else float(self.vocab * d)
-        return parts
+        return self.table().params(active)
 
     def params(self, active: bool = False) -> float:
         """Parameter count from the shape; ``active=True``: those one token uses (an MoE's chosen experts)."""
         return sum(self.param_breakdown(active).values())
 
     def matmul_params(self, active: bool = True) -> float:
-        """Weights a token is multiplied by: attention, MLP or its chosen experts, router and output head.
+        """Weights a token is multiplied by (``TransformerTable.matmul_params``)."""
+        self._require_structure()
+        return self.table().matmul_params(active)
 
-        The embedding lookup and the norms do no matrix multiplication.
-        """
-        parts = self.param_breakdown(active)
-        head = parts["lm_head"] if not self.tied_embeddings else parts["embedding"]
-        return parts["attention"] + parts.get("mlp", 0.0) + parts.get("experts", 0.0) + parts.get("router", 0.0) + head
-
-    def flops_per_token(self, context_len: object = 0, training: bool = False, causal: bool = True) -> object:
+    def flops_per_token(self, context_len: object = 0, training: bool = False, causal: bool | None = None) -> object:
         """Matmul FLOPs per token: 2 per weight it uses plus 4 n_h d_h L per token it attends to; x3 with ``training``.
 
-        ``context_len`` (a number or an array) is the sequence length s: with ``causal`` the tokens of a
-        sequence attend on average to (s + 1) / 2 tokens, otherwise to all s (document 002's count).
-        Element-wise work is not counted.
+        ``context_len`` (a number or an array) is the sequence length s: causally the tokens of a
+        sequence attend on average to (s + 1) / 2 tokens, otherwise to all s; ``causal`` defaults to the
+        model's own (``ModelShape.causal``). Element-wise work is not counted.
         """
         self._require_structure()
-        for name, flag in (("training", training), ("causal", causal)):
-            if not isinstance(flag, bool):
-                raise TypeError(f"{name} must be True or False, got {flag!r}")
-        context = non_negative("context_len", context_len)
-        attended = np.where(context > 0, (context + 1) / 2, 0.0) if causal else context
-        scores = SCORE_FLOPS_PER_HEAD_DIM * self.n_layers * self.n_heads * self.head_dim * attended
-        forward = FORWARD_FLOPS_PER_PARAM * self.matmul_params(active=True) + scores
-        return scalar_or_array(forward * (TRAINING_OVER_FORWARD if training else 1.0))
+        return self.table().flops_per_token(context_len, training, self.causal if causal is None else causal)
 
     def weight_bytes(self, dtype: str = "bf16") -> float:
         """Bytes of all weights stored in ``dtype`` (quantization scales not counted): ``params()``, or the
@@ -237,7 +189,7 @@ class ModelShape:
 
     def kv_bytes_per_token(self, dtype: str = "bf16") -> float:
         """KV-cache bytes one token adds: 2 x n_layers x n_kv_heads x head_dim x element size."""
-        return float(kv_bytes(1, self.n_layers, self.n_kv_heads, self.head_dim, dtype_bytes(dtype)))
+        return self.table().kv_bytes_per_token(dtype)
 
     def __str__(self) -> str:
         count = self.published_params or (self.params() if self.d_model else None)

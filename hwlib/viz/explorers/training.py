@@ -32,7 +32,7 @@ _STYLE = {"description_width": "110px"}
 def _nice_ceiling(value: float) -> float:
     """The next 1, 2 or 5 times a power of ten above ``value`` (the bar's axis changes only in those steps)."""
     power = 10.0 ** np.floor(np.log10(max(value, 1e-9)))
-    return float(next(m * power for m in (1.0, 2.0, 5.0, 10.0) if m * power >= value * 1.05))
+    return float(next(m * power for m in (1.0, 2.0, 5.0, 10.0, 20.0) if m * power >= value * 1.05))
 
 
 def _vendor_clusters() -> tuple[Cluster, ...]:
