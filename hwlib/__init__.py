@@ -54,6 +54,7 @@ from hwlib.data import (
     recipes,
     serving_measurements,
     serving_runs,
+    step_measurements,
     training_measurements,
     training_runs,
 )
@@ -176,6 +177,7 @@ _SOURCE_MODULES = {
     "hwlib.data.doc002",
     "hwlib.data.literature",
     "hwlib.data.serving_measurements",
+    "hwlib.data.step_measurements",
     "hwlib.data.training_measurements",
 }
 """The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""

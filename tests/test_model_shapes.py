@@ -45,8 +45,8 @@ def test_shapes_are_consistent():
     # 0.2: hw.MODELS is hw.models(); fields d_model, n_heads, n_layers, n_kv_heads (were hidden, heads, layers,
     # kv_heads); m.kv_bytes_per_token(dtype) is hw.kv_cache_bytes(1, m, dtype=dtype)
     for record in hw.models():
-        if record.d_model is not None and not record.key.startswith(("gemma-2", "gemma")):
-            assert record.n_heads * record.head_dim == record.d_model, record  # Gemma 2 sets head_dim itself
+        if record.d_model is not None and not record.key.startswith(("gemma-2", "gemma", "palm")):
+            assert record.n_heads * record.head_dim == record.d_model, record  # Gemma 2 and PaLM set head_dim
         assert record.n_params.unit == "parameters" and record.source and record.read_on == "2026-11-30"
         assert (
             hw.kv_cache_bytes(1, record, dtype="bf16") == 2 * record.n_layers * record.n_kv_heads * record.head_dim * 2
@@ -54,9 +54,19 @@ def test_shapes_are_consistent():
         if record.d_model is not None:
             assert record.weight_bytes("bf16") == 2 * record.params()
         assert hw.model(record.key) is record and hw.model(record.name) is record
-    published = [record for record in hw.models() if not record.key.startswith(("doc000", "doc002", "gpt-3"))]
+    published = [record for record in hw.models() if not record.key.startswith(("doc000", "doc002", "gpt-3", "palm"))]
     assert all(record.source.startswith("https://huggingface.co/") for record in published)
     assert hw.model("gpt-3-175b").source.startswith("Brown et al. 2020")
+    assert hw.model("palm-540b").source.startswith("Chowdhery et al. 2022")
+
+
+def test_palm_540b_is_counted_as_its_paper_counts_it():
+    """PaLM 540B: 118 layers, multi-query attention of 48 heads of 256, a SwiGLU MLP of 4 d_model, shared
+    embeddings of a 256k vocabulary, no biases: 540.356 billion against the paper's 540.35."""
+    palm = hw.model("palm-540b")
+    assert palm.attention == "MQA" and palm.table().q_width == 12288 != palm.d_model
+    assert abs(palm.params() / palm.published_params - 1) < 2e-5
+    assert palm.kv_bytes_per_token("bf16") == 2 * 118 * 256 * 2
 
 
 def test_attention_kinds_and_kv_bytes():

@@ -8,6 +8,7 @@ budgets for training".
 
 from __future__ import annotations
 
+from hwlib.data.paper_shapes import PAPER_SHAPES
 from hwlib.data.records import ModelShape, cite
 
 
@@ -43,7 +44,7 @@ _CARDS = (
 
 _LLAMA = dict(mlp="gated", norm="rmsnorm")
 
-MODELS: tuple[ModelShape, ...] = (
+_FROM_CONFIGS: tuple[ModelShape, ...] = (
     _shape(
         "llama-2-7b",
         "Llama 2 7B",
@@ -356,35 +357,9 @@ MODELS: tuple[ModelShape, ...] = (
         norm="layernorm",
         learned_positions=1024,
     ),
-    ModelShape(
-        key="gpt-3-175b",
-        name="GPT-3 175B",
-        n_layers=96,
-        d_model=12288,
-        n_heads=96,
-        n_kv_heads=96,
-        head_dim=128,
-        d_ff=4 * 12288,
-        mlp="gelu",
-        vocab=50257,
-        tied_embeddings=True,
-        linear_bias=True,
-        norm="layernorm",
-        learned_positions=2048,
-        n_params=cite(
-            "Brown et al., 'Language Models are Few-Shot Learners', NeurIPS 2020, arXiv:2005.14165, Table 2.1"
-        )(
-            175e9,
-            "parameters",
-            "GPT-3 175B ... 175.0B",
-            "The paper's rounded count; Table 2.1 gives n_layers 96, d_model 12288, "
-            "n_heads 96, d_head 128 and a 2048-token context.",
-        ),
-        source="Brown et al. 2020, arXiv:2005.14165, Table 2.1 and Sec. 2.1 (GPT-2's architecture and its "
-        "50257-token vocabulary)",
-        note="Dense attention throughout (the paper alternates dense and locally banded sparse attention, "
-        "which changes the FLOPs, not the parameters). Table 2.1 itself was not among the stored copies; "
-        "d_head = 12288 / 96.",
-    ),
 )
-"""Published model shapes (document 000's own geometry is in ``doc000``)."""
+"""Published model shapes read from huggingface.co, then those from their papers (``paper_shapes``; document
+000's own geometry is in ``doc000``)."""
+
+MODELS: tuple[ModelShape, ...] = (*_FROM_CONFIGS, *PAPER_SHAPES)
+"""Every published model shape: those read from config.json, then those from their papers."""

@@ -95,14 +95,22 @@ class InferenceStep:
         return scalar_or_array(np.asarray(self.tokens_per_s) / self.n_chips)
 
 
-def kv_copies(model: ModelShape, n_chips: int) -> float:
-    """How many times the KV cache is stored over ``n_chips`` tensor-parallel chips: 1 up to n_kv_heads chips.
+KV_LAYOUTS = ("heads", "batch")
+"""How tensor-parallel chips split the KV cache: by its heads (Megatron's; more chips than KV heads each keep a
+whole head, so the cache is stored more than once), or by the sequences of the batch (Pope et al. 2023, Sec. 3.3:
+the attention of a multi-query model partitioned over the batch, the cache stored once)."""
 
-    Each chip keeps ceil(n_kv_heads / n_chips) whole heads. Chapter "Serving a model".
+
+def kv_copies(model: ModelShape, n_chips: int, kv_layout: str = "heads") -> float:
+    """How many times the KV cache is stored over ``n_chips`` tensor-parallel chips: 1 up to n_kv_heads chips, or
+    always with the cache split by sequence (``kv_layout="batch"``).
+
+    By heads each chip keeps ceil(n_kv_heads / n_chips) whole heads. Chapter "Serving a model".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
+    one_of("kv_layout", kv_layout, KV_LAYOUTS)
     count, heads = whole_count("n_chips", n_chips), model.n_kv_heads
-    return count * -(-heads // count) / heads
+    return 1.0 if kv_layout == "batch" else count * -(-heads // count) / heads
 
 
 def inference_step(
@@ -118,13 +126,16 @@ def inference_step(
     activation_dtype: str = "bf16",
     compute_dtype: str = "bf16",
     link_latency_s: float | None = None,
+    kv_layout: str = "heads",
 ) -> InferenceStep:
     """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new
     tokens, on ``chip``: a chip record, or a cluster whose chip runs it.
 
     ``n_chips`` chips split every weight, head and FLOP by tensor parallelism, on the cluster (a chip's
     own cluster record, ``hw.clusters(chip=...)``). ``compute_dtype`` is the matmuls' peak (weight-only
-    quantization still computes in bf16). ``link_latency_s`` overrides the fabric's sourced latency.
+    quantization still computes in bf16). ``link_latency_s`` overrides the fabric's sourced latency. ``kv_layout``
+    (``KV_LAYOUTS``) splits the cache by heads or by sequences; by sequences the all-to-all that regroups queries
+    and outputs is left out, as small against the step.
     Vectorised over batch, context and new tokens. Chapter "Serving a model".
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
@@ -143,7 +154,7 @@ def inference_step(
     weight_flops = table.weight_flops(tokens)
     weight_bytes = table.touched_matmul_params(tokens) * dtype_bytes(weight_dtype)
     attention_flops = table.score_flops(sequences * attended_pairs(new, context, model.causal))
-    kv_per_token = table.kv_bytes_per_token(kv_dtype) * kv_copies(model, count)
+    kv_per_token = table.kv_bytes_per_token(kv_dtype) * kv_copies(model, count, kv_layout)
     attention_bytes = sequences * (context + new) * kv_per_token
     activation_bytes = tokens * table.activation_elements_per_token() * dtype_bytes(activation_dtype)
     flops = {"weights": weight_flops, "attention": attention_flops, "activations": np.zeros_like(weight_flops)}

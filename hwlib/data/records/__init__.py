@@ -23,7 +23,15 @@ from hwlib.data.records.hardware import (
 )
 from hwlib.data.records.model_shape import ModelShape
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
-from hwlib.data.records.workloads import TRAINING_PARTS, Scenario, ServingRun, TrainingRecipe, TrainingRun
+from hwlib.data.records.workloads import (
+    TRAINING_PARTS,
+    CollectiveRun,
+    DecodeRun,
+    Scenario,
+    ServingRun,
+    TrainingRecipe,
+    TrainingRun,
+)
 
 __all__ = [
     "ENERGY_FIELDS",
@@ -34,6 +42,8 @@ __all__ = [
     "TRAINING_PARTS",
     "Chip",
     "Cluster",
+    "CollectiveRun",
+    "DecodeRun",
     "Deployment",
     "Fabric",
     "ModelShape",

@@ -140,3 +140,45 @@ class TrainingRun:
     def __post_init__(self) -> None:
         one_of("metric", self.metric, ("megatron_tflops", "mfu", "tokens_per_s_per_chip"))
         object.__setattr__(self, "mesh", MappingProxyType(dict(self.mesh)))
+
+
+@dataclass(frozen=True)
+class CollectiveRun:
+    """One published, measured collective: ``kind`` over ``n_bytes`` per chip on ``n_chips`` chips of the cluster
+    ``cluster_key``, at the measured ``algorithm_bandwidth`` (a Sourced B/s: the array's bytes over the time, as
+    nccl-tests prints 'algbw'). Chapter "Sharding a training step"."""
+
+    key: str
+    source: str
+    cluster_key: str
+    n_chips: int
+    kind: str
+    n_bytes: float
+    algorithm_bandwidth: object
+    note: str = ""
+
+    @property
+    def time_s(self) -> float:
+        """The measured time of one collective (s)."""
+        return self.n_bytes / float(self.algorithm_bandwidth.value)
+
+
+@dataclass(frozen=True)
+class DecodeRun:
+    """One published, measured decode: ``time_per_token`` (a Sourced s) for ``batch`` sequences at
+    ``context_len`` tokens of ``model`` (a ModelShape, as run) on ``n_chips`` tensor-parallel chips of
+    ``cluster_key``, with the dtypes and the KV-cache layout it states (``hw.inference_step``'s ``kv_layout``).
+    Chapter "Serving a model"."""
+
+    key: str
+    source: str
+    cluster_key: str
+    n_chips: int
+    model: object
+    batch: int
+    context_len: int
+    weight_dtype: str
+    kv_dtype: str
+    time_per_token: object
+    kv_layout: str = "heads"
+    note: str = ""
