@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import types
 
-from hwlib import viz  # tables, figures, glue and explorers, each loaded on first use (hw.viz.plot_roofline)
+from hwlib import measure, viz  # loaded on first use: hw.viz.plot_roofline, hw.measure.measure_matmul
 from hwlib.collectives import (
     COLLECTIVES,
     allreduce_time_s,
@@ -83,9 +83,6 @@ from hwlib.layer_model import (
     t_min,
     t_min_large_d,
 )
-from hwlib.measure.device import device_info, estimated_cpu_peak, measurement_plan, theoretical_peaks
-from hwlib.measure.timing import measure_matmul, measure_matmuls, measure_stream, measured_chip
-from hwlib.measure.xla import xla_layer_flops, xla_matmul_cost
 from hwlib.memory import (
     RECOMPUTE,
     activation_bytes,
@@ -113,7 +110,6 @@ from hwlib.roofline import (
 )
 from hwlib.serving.plan import (
     largest_batch_within,
-    max_mean_prompt,
     serving_chips,
     serving_curve,
     serving_run_bound,
@@ -130,22 +126,13 @@ from hwlib.serving.step import (
     time_per_output_token_s,
     time_to_first_token_s,
 )
-from hwlib.training.mesh import STEP_PARTS, Mesh, TrainStep, train_step
-from hwlib.training.plan import (
-    PlannedMesh,
-    TrainingPlan,
-    candidate_meshes,
-    fsdp_threshold_tokens,
-    megatron_step_flops,
-    plan_training,
-    training_run_bound,
-)
-from hwlib.training.regimes import optimizer_bytes, regime_fabric, regime_steps, training_step, transformer_params
+from hwlib.training.mesh import Mesh, train_step
+from hwlib.training.plan import fsdp_threshold_tokens, megatron_step_flops, plan_training
+from hwlib.training.regimes import optimizer_bytes, regime_steps, training_step, transformer_params
 from hwlib.training.squeeze import (
     batch_squeeze,
     cluster_squeeze,
     critical_batch_from_loss,
-    optimal_batch_tokens,
     steps_to_target,
     time_to_target,
     tokens_to_target,
@@ -164,11 +151,8 @@ from hwlib.units import (
     convert_bytes,
     dtype_bytes,
     format_bytes,
-    format_bytes_per_s,
     format_flops,
-    format_flops_per_s,
     format_number,
-    format_quantity,
     format_seconds,
 )
 
@@ -187,7 +171,7 @@ __all__ = sorted(
     for name, value in globals().items()
     if not name.startswith("_")
     and name not in {"annotations"}
-    and (not isinstance(value, types.ModuleType) or value.__name__ in _SOURCE_MODULES or value is viz)
+    and (not isinstance(value, types.ModuleType) or value.__name__ in _SOURCE_MODULES or value in (measure, viz))
 )
 
 __version__ = "0.2.0"

@@ -2,7 +2,7 @@
 
 Numpy releases the GIL inside its loops, so bands of a grid run at once on a multi-core machine; reusing a
 block spares the page faults of fresh memory, which cost as much as the arithmetic on a 10^6-point grid
-(see benchmarks/run.py). Used by the layer model (chapter "The training step as compute and commute").
+(see benchmarks/run.py). Used by the layer model (chapter :ref:`ch-compute-and-commute`).
 """
 
 from __future__ import annotations

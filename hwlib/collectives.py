@@ -13,8 +13,8 @@ collective communication operations in MPICH", IJHPCA 19(1), 2005, Sec. 4): 0 un
 ``collective_time_s`` applies the same ring steps to every collective on the topologies built by
 ``ring``, ``torus`` (a ring per axis, all axes at once as TPU ICI allows: Austin et al., "How to
 Scale Your Model", 2025, Sharding), ``switch`` and ``hierarchy`` (levels in series or pipelined).
-Explained in the chapters "A 7B model, regime by regime", "The batch-size squeeze", "Serving a model"
-and "Sharding a training step".
+Explained in the chapters :ref:`ch-seven-b-regimes`, :ref:`ch-batch-squeeze`, :ref:`ch-serving`
+and :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ def allreduce_time_s(
     """Seconds of a ring all-reduce: b_ar P (N - 1) / N / fabric bandwidth + 2 (N - 1) latency_s (0 for N = 1).
 
     ``fabric_bytes_per_s`` is per direction per chip (``hw.fabric(...).bytes_per_s``); ``n_params``
-    counts elements (gradients, or activations in "Serving a model"). Chapter "A 7B model, regime by regime".
+    counts elements (gradients, or activations in :ref:`ch-serving`). Chapter :ref:`ch-seven-b-regimes`.
     """
     params, chips, bandwidth, size, alpha = broadcast(
         n_params=positive("n_params", n_params),
@@ -69,7 +69,7 @@ def hierarchical_allreduce_time_s(
     1 / n shard over its own NIC (b_ar (P / n)(M - 1) / M / W_net). The levels run in series
     (document 002's model, the default) or, ``pipelined`` chunk by chunk, in the time of the slower.
     N beyond one node must be a whole number of nodes. Equals the flat ring for N <= node_size.
-    Chapter "The batch-size squeeze".
+    Chapter :ref:`ch-batch-squeeze`.
     """
     params, chips, node_bw, size, per_param = broadcast(
         n_params=positive("n_params", n_params),
@@ -107,8 +107,7 @@ starts with (reduce-scatter), holds (all-reduce) or sends out in pieces (all-to-
 class Ring:
     """``n_chips`` in a ring; each link carries ``link_bytes_per_s`` per direction and waits ``latency_s`` per step.
 
-    ``bidirectional``: both directions of every link carry half the data (two rings). Chapter "Sharding a
-    training step".
+    ``bidirectional``: both directions of every link carry half the data (two rings). Chapter :ref:`ch-sharding`.
     """
 
     n_chips: int
@@ -122,7 +121,7 @@ class Torus:
     """A torus of ``shape`` (one ring per axis line; ``wraparound`` per axis, else a line with half the
     bandwidth), links in both directions at ``link_bytes_per_s`` each way. ``multi_axis``: a collective over
     several axes splits its array over them and runs every axis at once, as TPU ICI allows. Chapter
-    "Sharding a training step".
+    :ref:`ch-sharding`.
     """
 
     shape: tuple[int, ...]
@@ -143,8 +142,7 @@ class Switch:
     NCCL runs rings over it: ``latency_s`` per ring step. Where the switch reduces (NVLink SHARP, InfiniBand
     SHARP), ``reduction_latency_s`` is that all-reduce's latency: it sends each chip's array in once and takes
     the sum out once, G / bytes_per_s after that latency, against a ring's 2 (p - 1) / p G / bytes_per_s after
-    2 (p - 1) steps; an all-reduce takes the faster of the two, as NCCL picks. Chapter "Sharding a training
-    step".
+    2 (p - 1) steps; an all-reduce takes the faster of the two, as NCCL picks. Chapter :ref:`ch-sharding`.
     """
 
     n_chips: int
@@ -158,7 +156,7 @@ class Hierarchy:
     """Domains of ``inner`` joined by ``outer`` (one chip of each domain per outer collective, every chip with
     its own NIC). ``pipelined``: the levels overlap chunk by chunk, as NCCL's ring and tree algorithms run
     them; the slower level's bytes set the time, plus both levels' step latencies; else they run one after
-    the other (the source documents' form). Chapter "Sharding a training step".
+    the other (the source documents' form). Chapter :ref:`ch-sharding`.
     """
 
     inner: object
@@ -313,7 +311,7 @@ def collective_time_s(kind: str, n_bytes: Number, topology: object) -> Number:
     inside each domain, runs the collective on a 1/g share across domains and all-gathers inside again
     (series), or overlaps the levels chunk by chunk (``pipelined``: the slower level's bytes, plus both
     levels' step latencies, which a pipeline does not hide). Vectorised over ``n_bytes``.
-    Chapter "Sharding a training step".
+    Chapter :ref:`ch-sharding`.
     """
     one_of("kind", kind, COLLECTIVES)
     size = np.asarray(non_negative("n_bytes", n_bytes), dtype=float)

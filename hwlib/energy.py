@@ -12,7 +12,7 @@ A chip has two balances (document 002, section 2, ``balance``):
 * the energy balance I*_E = e_hbm / e_flop (FLOP/byte): below it a kernel spends more joules
   fetching bytes from HBM than computing on them.
 
-Explained in the chapter "What moving a byte costs".
+Explained in the chapter :ref:`ch-moving-bytes`.
 """
 
 from __future__ import annotations
@@ -32,14 +32,14 @@ ADD_EQUIVALENT_J = BITS_PER_BYTE * literature.ADD_ENERGY_PER_BIT.value
 
 
 def add_equivalents(joules: Number) -> Number:
-    """Energy in int8-add equivalents: ``joules`` / 8 fJ. Chapter "What moving a byte costs"."""
+    """Energy in int8-add equivalents: ``joules`` / 8 fJ. Chapter :ref:`ch-moving-bytes`."""
     return scalar_or_array(non_negative("joules", joules, allow_inf=True) / ADD_EQUIVALENT_J)
 
 
 def wire_energy_j(n_bytes: Number, distance_mm: Number) -> Number:
     """Energy (J) to move ``n_bytes`` over ``distance_mm`` of on-chip wire at 100 fJ/bit/mm (Dally 2023).
 
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
     size = non_negative("n_bytes", n_bytes)
     distance = non_negative("distance_mm", distance_mm)
@@ -49,7 +49,7 @@ def wire_energy_j(n_bytes: Number, distance_mm: Number) -> Number:
 def add_equivalent_distance_mm() -> float:
     """Wire length (mm) over which moving one byte costs one int8 add: 8 fJ / (8 x 100 fJ/mm) = 0.01 mm.
 
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
     return ADD_EQUIVALENT_J / float(wire_energy_j(1.0, 1.0))
 
@@ -60,7 +60,7 @@ class ByteCost:
 
     ``printed`` is the document's value; ``derivation`` says how ``joules`` follows from the
     per-bit costs where it does (rows without one are the document's own estimates).
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
 
     item: str
@@ -90,7 +90,7 @@ def byte_costs() -> tuple[ByteCost, ...]:
 
     Rows that follow from Dally's per-bit costs or the A100 record are computed (tests check
     them against the printed values); the others are the document's estimates.
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
     derived = _derived_rows()
     rows = []
@@ -104,7 +104,7 @@ def rebuilt_byte_costs() -> dict[str, float]:
     """Table 1's SMEM, L2 and HBM rows rebuilt from per-bit costs: array or interface + wire (J per byte).
 
     SMEM: small SRAM + 0.5 mm; L2: 0.5 pJ/bit array + 10 mm; HBM: 5 pJ/bit interface + 25 mm
-    (all-in) or 48 mm (far corner), at 100 fJ/bit/mm (Dally 2023). Chapter "What moving a byte costs".
+    (all-in) or 48 mm (far corner), at 100 fJ/bit/mm (Dally 2023). Chapter :ref:`ch-moving-bytes`.
     """
     start = {
         "1 byte from SMEM/L1 (192 KB)": literature.SRAM_ENERGY_PER_BIT.value,
@@ -123,7 +123,7 @@ class MachineBalance:
     """A chip's two balances in FLOP/byte: ``time`` (the ridge point) and ``energy`` (e_hbm / e_flop).
 
     ``energy`` needs the chip's energy parameters and raises a ValueError naming what is missing.
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
 
     chip: Chip
@@ -138,7 +138,7 @@ class MachineBalance:
 def machine_balance(chip: Chip, dtype: str = "bf16") -> MachineBalance:
     """Time balance (the ridge point, every chip) and energy balance e_hbm / e_flop of ``chip`` (FLOP/byte).
 
-    Document 002, section 2; chapter "What moving a byte costs".
+    Document 002, section 2; chapter :ref:`ch-moving-bytes`.
     """
     chip = require_chip(chip)
     return MachineBalance(chip=chip, time=ridge_point(chip, dtype))
@@ -147,7 +147,7 @@ def machine_balance(chip: Chip, dtype: str = "bf16") -> MachineBalance:
 def hbm_power_w(chip: Chip) -> float:
     """HBM power (W) when HBM streams at full bandwidth: e_hbm (J/B) x bandwidth (B/s).
 
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
     chip = require_chip(chip).require("hbm_energy")
     return chip.hbm_energy_j_per_byte * chip.hbm_bytes_per_s
@@ -158,7 +158,7 @@ def flop_energy_from_power(chip: Chip, hbm_w: Number | None = None, dtype: str =
 
     Document 002's header derives e_flop this way. ``hbm_w`` defaults to the model's own
     full-bandwidth HBM power (``hbm_power_w``); Table 1's note uses 40 W.
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
     chip = require_chip(chip).require("static_power", "tdp", "hbm_energy")
     power = hbm_power_w(chip) if hbm_w is None else non_negative("hbm_w", hbm_w)
@@ -174,7 +174,7 @@ def flop_energy_from_power(chip: Chip, hbm_w: Number | None = None, dtype: str =
 def implied_hbm_power_w(chip: Chip, dtype: str = "bf16") -> float:
     """The HBM power (W) that the stored e_flop implies: TDP - static - e_flop x peak.
 
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
     chip = require_chip(chip).require(*ENERGY_FIELDS)
     return chip.tdp_w - chip.static_power_w - chip.flop_energy_j * chip.peak(dtype)
@@ -184,7 +184,7 @@ def full_load_power_w(chip: Chip, dtype: str = "bf16") -> float:
     """Power (W) at peak FLOP/s and full HBM bandwidth together: e_flop x peak + e_hbm x bw + static.
 
     Document 002's model lets both run at once without a power cap; compare with ``chip.tdp_w``.
-    Chapter "What moving a byte costs".
+    Chapter :ref:`ch-moving-bytes`.
     """
     chip = require_chip(chip).require(*ENERGY_FIELDS)
     return chip.flop_energy_j * chip.peak(dtype) + hbm_power_w(chip) + chip.static_power_w
@@ -193,7 +193,7 @@ def full_load_power_w(chip: Chip, dtype: str = "bf16") -> float:
 def energy_per_flop_j(intensity: Number, chip: Chip) -> Number:
     """Dynamic energy per FLOP (J) of a kernel of ``intensity`` FLOP/byte at HBM: e_flop + e_hbm / I.
 
-    Equals twice e_flop at the energy balance. Chapter "What moving a byte costs".
+    Equals twice e_flop at the energy balance. Chapter :ref:`ch-moving-bytes`.
     """
     chip = require_chip(chip).require("hbm_energy", "flop_energy")
     values = positive("intensity", intensity, allow_inf=True)

@@ -24,8 +24,7 @@ a_eff = a + 72 d / sqrt(Z), and the smallest hidden size for which any T does,
 d_min = a I* / (72 (1 - I* / sqrt(Z))). All of it, with document 002's defaults, is that
 document's section 3, re-derived here.
 
-Explained in the chapters "The training step as compute and commute" and "The element-wise
-tax and where the joules go".
+Explained in the chapters :ref:`ch-compute-and-commute` and :ref:`ch-elementwise-tax`.
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ REBLOCKING_STREAMS = 6.0
 def blocking_elements(chip: Chip, on_chip_fraction: float = doc002.L2_FRACTION) -> float:
     """Z: bf16 elements in ``on_chip_fraction`` of ``chip``'s on-chip memory; inf where none is sourced.
 
-    An infinite Z drops the re-blocking term. Chapter "The training step as compute and commute".
+    An infinite Z drops the re-blocking term. Chapter :ref:`ch-compute-and-commute`.
     """
     chip = require_chip(chip)
     share = fraction("on_chip_fraction", on_chip_fraction)
@@ -91,7 +90,7 @@ def _reblocking_note(chip: Chip) -> str:
 
 
 def params_per_layer(d: Number) -> Number:
-    """Parameters of one GELU-MLP, multi-head layer, 12 d^2. Chapter "The training step as compute and commute"."""
+    """Parameters of one GELU-MLP, multi-head layer, 12 d^2. Chapter :ref:`ch-compute-and-commute`."""
     return scalar_or_array(PARAMS_PER_LAYER_PER_D2 * positive("d", d) ** 2)
 
 
@@ -99,8 +98,8 @@ def layer_geometry(d: Number | ModelShape) -> tuple[np.ndarray, np.ndarray, np.n
     """(parameters per layer, hidden size, query width n_h d_h) of a hidden size ``d`` or a dense ModelShape.
 
     A number d is the source documents' layer (12 d^2 parameters, query width d); a ModelShape gives
-    its own per-layer attention and MLP parameters (``TransformerTable.layer_params``). Chapter "The training
-    step as compute and commute".
+    its own per-layer attention and MLP parameters (``TransformerTable.layer_params``). Chapter
+    :ref:`ch-compute-and-commute`.
     """
     if isinstance(d, ModelShape):
         table = d.table()
@@ -123,8 +122,8 @@ def layer_flops(d: Number | ModelShape, T: Number, seq_len: Number | None = None
     """FLOPs of one layer's forward + backward for T tokens: 72 d^2 T (+ 12 s d T with ``seq_len`` = s, the whole
     score matrix; ``causal`` counts half of it, as the book's models do, see ``_attended``).
 
-    For a ModelShape: 6 x its per-layer parameters x T (+ 12 attended n_h d_h T). Chapter "The training step
-    as compute and commute"; the XLA check and the training step call it.
+    For a ModelShape: 6 x its per-layer parameters x T (+ 12 attended n_h d_h T). Chapter
+    :ref:`ch-compute-and-commute`; the XLA check and the training step call it.
     """
     params, _, query = layer_geometry(d)
     tokens = positive("T", T)
@@ -157,7 +156,7 @@ class LayerStep:
     ``weight_hbm_bytes`` (``note`` says why not). The energy fields (``energy_j`` = ``arithmetic_j`` +
     ``hbm_weights_j`` + ``hbm_activations_j`` + ``static_j``) need the chip's energy parameters:
     reading one on a chip without them raises a ValueError naming what is missing.
-    Chapter "The training step as compute and commute".
+    Chapter :ref:`ch-compute-and-commute`.
     """
 
     def __init__(self, chip: Chip, block: np.ndarray, reblocking: bool, note: str) -> None:
@@ -234,7 +233,7 @@ def layer_step(
     re-blocking term). ``power_cap=True`` stretches each phase so that its average power stays
     within the TDP (document 002 has no cap; it needs the energy parameters). Broadcasts over d,
     T, b_w and a: give d a column and T a row for a grid.
-    Document 002, section 3; chapter "The training step as compute and commute".
+    Document 002, section 3; chapter :ref:`ch-compute-and-commute`.
     """
     chip = require_chip(chip)
     if not isinstance(power_cap, bool):
@@ -282,7 +281,7 @@ def t_min(
     F / (Q_W + Q_A) >= I* solved for T (attention-score FLOPs left out, as in the document). For a
     ModelShape with P_L parameters per layer, 12 d becomes c = P_L / d. Without a sourced on-chip
     memory, Z is infinite and a_eff = a. Works for every chip.
-    Document 002, section 3; chapter "The training step as compute and commute".
+    Document 002, section 3; chapter :ref:`ch-compute-and-commute`.
     """
     chip = require_chip(chip)
     params, width, _ = layer_geometry(d)
@@ -307,7 +306,7 @@ def d_min(
 ) -> Number:
     """Hidden size below which no T reaches the ridge point: a I* / (72 (1 - I* / sqrt(Z))); inf if none.
 
-    Document 002, section 3; chapter "The training step as compute and commute".
+    Document 002, section 3; chapter :ref:`ch-compute-and-commute`.
     """
     chip = require_chip(chip)
     act = non_negative("a", a)
@@ -327,7 +326,7 @@ def t_min_large_d(
     """Limit of T_min as d grows: b_w I* / (6 (1 - I* / sqrt(Z))), or b_w I* / 6 without the re-blocking term.
 
     Document 002's Table 2 prints b_w I* / 6 = 2 I* (at b_w = 12) as "T_min(inf d)"; with its own
-    re-blocking term the limit is larger. Chapter "The training step as compute and commute".
+    re-blocking term the limit is larger. Chapter :ref:`ch-compute-and-commute`.
     """
     chip = require_chip(chip)
     if not isinstance(include_reblocking, bool):
@@ -343,7 +342,7 @@ def t_min_large_d(
 def elementwise_time_ratio(d: Number, chip: Chip, a: Number = doc002.A, dtype: str = "bf16") -> Number:
     """Element-wise time over GEMM time when the GEMMs are compute-bound: a I* / (72 d).
 
-    Document 002's Table 4; a ratio, not a share of the step. Chapter "The element-wise tax and where the joules go".
+    Document 002's Table 4; a ratio, not a share of the step. Chapter :ref:`ch-elementwise-tax`.
     """
     width, act = positive("d", d), non_negative("a", a)
     broadcast_shape(d=width, a=act)
@@ -353,7 +352,7 @@ def elementwise_time_ratio(d: Number, chip: Chip, a: Number = doc002.A, dtype: s
 def elementwise_time_share(d: Number, chip: Chip, a: Number = doc002.A, dtype: str = "bf16") -> Number:
     """Share of the step's time in the element-wise phase: r / (1 + r), r = ``elementwise_time_ratio``.
 
-    Chapter "The element-wise tax and where the joules go".
+    Chapter :ref:`ch-elementwise-tax`.
     """
     ratio = np.asarray(elementwise_time_ratio(d, chip, a, dtype))
     return scalar_or_array(ratio / (1.0 + ratio))
@@ -362,7 +361,7 @@ def elementwise_time_share(d: Number, chip: Chip, a: Number = doc002.A, dtype: s
 def activation_energy_ratio(d: Number, chip: Chip, a: Number = doc002.A) -> Number:
     """HBM activation energy over arithmetic energy: a e_hbm / (72 d e_flop); needs energy parameters.
 
-    Document 002's Table 4 (printed as a percentage). Chapter "The element-wise tax and where the joules go".
+    Document 002's Table 4 (printed as a percentage). Chapter :ref:`ch-elementwise-tax`.
     """
     chip = require_chip(chip).require("hbm_energy", "flop_energy")
     width, act = positive("d", d), non_negative("a", a)

@@ -22,7 +22,7 @@ or GB only when printing. The formulas and their sources:
   deployment rounds that up to a slice shape or a whole node (``hw.deployment``).
 
 Capacities are what a program sees (``chip.capacity_bytes``) where a device report is cited.
-Explained in the chapters "HBM budgets for training" and "KV-cache precision".
+Explained in the chapters :ref:`ch-hbm-budgets` and :ref:`ch-kv-cache`.
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def training_state_bytes(n_params: Number, recipe: str | TrainingRecipe) -> Numb
 
     ``recipe`` is a key of ``hw.recipes()`` (e.g. "zero_mixed_adam") or a :class:`~hwlib.data.records.TrainingRecipe`.
     Activations are not included (see :func:`activation_bytes`).
-    Explained in the chapter "HBM budgets for training".
+    Explained in the chapter :ref:`ch-hbm-budgets`.
     """
     record = _recipe(recipe)
     return _out(non_negative("n_params", n_params) * record.bytes_per_param)
@@ -103,7 +103,7 @@ def activation_bytes(
     al. 2022, arXiv:2205.14135, Sec. 3.1) never writes the s x s score matrix and recomputes it in
     the backward pass from the output and per-row softmax statistics; those statistics, O(n_h s b)
     values, are neglected beside the O(s b d) terms. The logits are counted by ``logits_bytes``.
-    Explained in the chapter "HBM budgets for training".
+    Explained in the chapter :ref:`ch-hbm-budgets`.
     """
     one_of("recompute", recompute, RECOMPUTE)
     for name, flag in (("sequence_parallel", sequence_parallel), ("flash_attention", flash_attention)):
@@ -146,7 +146,7 @@ def logits_bytes(seq_len: Number, batch: Number, model: ModelShape) -> Number:
     """Bytes of the output logits and their gradient, s b V x 4 bytes each (fp32), kept once per model.
 
     They are not recomputed by full activation recomputation and can exceed all the layers' kept
-    inputs at a large vocabulary. Chapter "HBM budgets for training".
+    inputs at a large vocabulary. Chapter :ref:`ch-hbm-budgets`.
     """
     if not isinstance(model, ModelShape) or model.vocab is None:
         raise TypeError(f"model must be a ModelShape with a vocabulary such as hw.model('llama-3-8b'), got {model!r}")
@@ -172,7 +172,7 @@ def kv_cache_bytes(
     equals the query heads for multi-head attention (MHA), is 1 for multi-query attention (MQA,
     Shazeer 2019, arXiv:1911.02150) and lies between for grouped-query attention (GQA, Ainslie et al.
     2023, arXiv:2305.13245). ``dtype`` is the cache's element type, one of ``hw.BYTES_PER_ELEMENT``
-    (quantization scales are not counted). Explained in the chapter "KV-cache precision".
+    (quantization scales are not counted). Explained in the chapter :ref:`ch-kv-cache`.
     """
     one_of("dtype", dtype, BYTES_PER_ELEMENT)
     if isinstance(n_layers, ModelShape):
@@ -205,7 +205,7 @@ def usable_bytes(chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION, n
 
     The capacity is what a program sees where a device report is cited (``chip.capacity_bytes``);
     the rest is left for the runtime, compiler scratch space and fragmentation.
-    Explained in the chapter "HBM budgets for training".
+    Explained in the chapter :ref:`ch-hbm-budgets`.
     """
     record = require_chip(chip)
     share, count = broadcast(
@@ -220,7 +220,7 @@ def chips_needed(total_bytes: Number, chip: Chip, usable_fraction: Number = doc0
 
     At least 1. Returns an int, or an int array when an argument is an array. The count
     is not necessarily a real deployment size: see :func:`deployment_chips`.
-    Explained in the chapter "HBM budgets for training".
+    Explained in the chapter :ref:`ch-hbm-budgets`.
     """
     record = require_chip(chip)
     total, share = broadcast(
@@ -238,7 +238,7 @@ def deployment_chips(
     """Chips in the smallest real deployment (slice shape or whole nodes) that holds ``total_bytes``.
 
     :func:`chips_needed` rounded up to the next size of :func:`hw.deployment <hwlib.data.deployment>`; beyond the
-    largest single size, to a whole multiple of it. Explained in "HBM budgets for training".
+    largest single size, to a whole multiple of it. Explained in :ref:`ch-hbm-budgets`.
     """
     needed = np.asarray(chips_needed(total_bytes, chip, usable_fraction))
     sizes = np.array(deployment(chip).sizes, dtype=np.int64)
@@ -253,7 +253,7 @@ def deployment_name(n_chips: Number, chip: Chip) -> str | np.ndarray:
     """Name of the deployment of ``n_chips`` chips, e.g. 'v5litepod-16 (4x4)' or '2 x 8-GPU node'.
 
     ``n_chips`` must be one of the sizes :func:`deployment_chips` returns. Explained in
-    the chapter "HBM budgets for training".
+    the chapter :ref:`ch-hbm-budgets`.
     """
     plan = deployment(chip)
     counts = as_real_array("n_chips", n_chips, minimum=1, integral=True).astype(np.int64)
@@ -280,8 +280,7 @@ def max_params(capacity_bytes: Number, recipe: str | TrainingRecipe, reserved_by
     """Largest parameter count whose training state fits ``capacity_bytes`` (usable bytes).
 
     (capacity - reserved) / bytes per parameter, 0 where nothing fits; ``reserved_bytes``
-    holds activations or anything else kept beside the state. Explained in "HBM budgets
-    for training".
+    holds activations or anything else kept beside the state. Explained in :ref:`ch-hbm-budgets`.
     """
     record = _recipe(recipe)
     capacity, reserved = broadcast(
@@ -304,7 +303,7 @@ def tokens_that_fit(
     """Tokens of KV cache (over all sequences) that fit beside the weights on ``n_chips`` chips.
 
     floor((n_chips x usable_fraction x capacity - weight_bytes) / kv_bytes_per_token), 0 when the
-    weights alone do not fit. Explained in the chapter "KV-cache precision".
+    weights alone do not fit. Explained in the chapter :ref:`ch-kv-cache`.
     """
     usable = np.asarray(usable_bytes(chip, usable_fraction, n_chips))
     weights, per_token, room = broadcast(

@@ -5,7 +5,7 @@ inside it, innermost first as Megatron-LM lays them out; Narayanan et al. 2021, 
 Sec. 3) stays in one node when ``stride x size`` is at most the node size, crosses only NICs when
 ``stride`` is a whole node, and is a hierarchy of both between; on a TPU slice it takes the torus
 axes in the same order. Collective times are ``hw.collective_time_s`` on that topology. Chapter
-"Sharding a training step".
+:ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def serving_place(where: Chip | Cluster, model: ModelShape, n_chips: int) -> tup
     chips serving ``model`` there: ``group_topology`` of the whole group in the cluster, or in the first
     cluster built of the chip. A chip with no cluster record but a scale-up interconnect figure (an exercise's
     ``hw.custom_chip``) gets one switch at half that figure per direction. The degree must divide the query
-    heads, as in training. Chapter "Serving a model"."""
+    heads, as in training. Chapter :ref:`ch-serving`."""
     count = whole_count("n_chips", n_chips)
     chip = chip_of(where)
     found = (where,) if isinstance(where, Cluster) else clusters(chip=chip)
@@ -54,7 +54,7 @@ def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int, *, pi
     overlap chunk by chunk as NCCL's ring and tree algorithms run them (``pipelined=False``: one after the
     other, the source documents' form).
     TPU slices: a sub-torus of the slice's shape (``hw.deployment``), its axes in layout order.
-    Chapter "Sharding a training step".
+    Chapter :ref:`ch-sharding`.
     """
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     size, stride, n_chips = (

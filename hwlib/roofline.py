@@ -6,7 +6,7 @@ no faster than min(pi, I beta) (Williams, Waterman and Patterson, "Roofline: an 
 visual performance model for multicore architectures", CACM 52(4), 2009). The ridge point
 I* = pi / beta is the intensity where the two bounds meet. This module is the one place
 where peak is divided by bandwidth and where a roofline time is computed.
-Explained in the chapter "Rooflines and ridge points".
+Explained in the chapter :ref:`ch-rooflines`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from hwlib.data.records import Chip, require_chip
 def ridge_point(chip: Chip, dtype: str = "bf16") -> float:
     """Peak FLOP/s over HBM bytes/s: the intensity I* (FLOP/byte) where a kernel turns compute-bound.
 
-    Also called the machine's time balance. Chapter "Rooflines and ridge points".
+    Also called the machine's time balance. Chapter :ref:`ch-rooflines`.
     """
     chip = require_chip(chip)
     return chip.peak(dtype) / chip.hbm_bytes_per_s
@@ -29,7 +29,7 @@ def ridge_point(chip: Chip, dtype: str = "bf16") -> float:
 def attainable_flops_per_s(intensity: Number, chip: Chip, dtype: str = "bf16") -> Number:
     """Roofline bound min(peak, intensity x HBM bandwidth) in FLOP/s, for intensity in FLOP/byte.
 
-    Chapter "Rooflines and ridge points".
+    Chapter :ref:`ch-rooflines`.
     """
     chip = require_chip(chip)
     values = non_negative("intensity", intensity, allow_inf=True)
@@ -37,7 +37,7 @@ def attainable_flops_per_s(intensity: Number, chip: Chip, dtype: str = "bf16") -
 
 
 def is_compute_bound(intensity: Number, chip: Chip, dtype: str = "bf16") -> bool | np.ndarray:
-    """True where ``intensity`` (FLOP/byte) is at or above the ridge point. Chapter "Rooflines and ridge points"."""
+    """True where ``intensity`` (FLOP/byte) is at or above the ridge point. Chapter :ref:`ch-rooflines`."""
     values = non_negative("intensity", intensity, allow_inf=True)
     result = values >= ridge_point(chip, dtype)
     return bool(result) if result.ndim == 0 else result
@@ -46,7 +46,7 @@ def is_compute_bound(intensity: Number, chip: Chip, dtype: str = "bf16") -> bool
 def roofline_time_s(flops: Number, n_bytes: Number, chip: Chip, dtype: str = "bf16") -> Number:
     """Lower bound on run time, max(flops / peak, bytes / HBM bandwidth), in seconds.
 
-    Chapter "Rooflines and ridge points"; the layer model's GEMM phase and the decode bound call it.
+    Chapter :ref:`ch-rooflines`; the layer model's GEMM phase and the decode bound call it.
     """
     chip = require_chip(chip)
     flop_count = non_negative("flops", flops)
@@ -61,7 +61,7 @@ def roofline_bound_s(flops: np.ndarray, n_bytes: np.ndarray, chip: Chip, dtype: 
 
 
 def matmul_flops(m: Number, k: Number, n: Number) -> Number:
-    """FLOPs of (m x k) @ (k x n): one multiply and one add per term, 2 m k n. Chapter "Rooflines and ridge points"."""
+    """FLOPs of (m x k) @ (k x n): one multiply and one add per term, 2 m k n. Chapter :ref:`ch-rooflines`."""
     rows, inner, cols = broadcast(
         m=positive("m", m, integral=True), k=positive("k", k, integral=True), n=positive("n", n, integral=True)
     )
@@ -82,7 +82,7 @@ def matmul_bytes(
 
     m k b_lhs + k n b_rhs + m n b_out: the minimum traffic, reached when the working set fits on
     chip. ``bytes_per_element`` sizes all three; the keyword options size one operand each, e.g.
-    int8 weights (``rhs_bytes_per_element=1``) against bf16 activations. Chapter "Rooflines and ridge points".
+    int8 weights (``rhs_bytes_per_element=1``) against bf16 activations. Chapter :ref:`ch-rooflines`.
     """
     rows, inner, cols, size = broadcast(
         m=positive("m", m, integral=True),
@@ -104,7 +104,7 @@ def matmul_bytes(
 def matmul_intensity(m: Number, k: Number, n: Number, bytes_per_element: Number = 2, **operand_bytes: Number) -> Number:
     """FLOP/byte of (m x k) @ (k x n): 2 m k n / (m k b_lhs + k n b_rhs + m n b_out) (see ``matmul_bytes``).
 
-    For a square matmul of size n in bf16 this is n / 3. Chapter "Rooflines and ridge points".
+    For a square matmul of size n in bf16 this is n / 3. Chapter :ref:`ch-rooflines`.
     """
     flops = np.asarray(matmul_flops(m, k, n))
     return scalar_or_array(flops / np.asarray(matmul_bytes(m, k, n, bytes_per_element, **operand_bytes)))
@@ -115,7 +115,7 @@ def elementwise_intensity(
 ) -> Number:
     """FLOP/byte of an element-wise op: e.g. ``z = x + y`` does 1 FLOP and touches 3 arrays.
 
-    Chapter "Rooflines and ridge points".
+    Chapter :ref:`ch-rooflines`.
     """
     flop_count, arrays, size = broadcast(
         flops_per_element=positive("flops_per_element", flops_per_element),

@@ -4,7 +4,7 @@ Decimal (SI) prefixes are powers of 1000 (kB, MB, GB, TB); binary (IEC) prefixes
 powers of 1024 (KiB, MiB, GiB, TiB). Vendors quote bandwidth in decimal units and often
 quote HBM capacity as "GB" for what is physically a power of two, so hwlib keeps every
 value in plain bytes, bytes/s and FLOP/s and names the prefix only when printing.
-Explained in the chapter "Introduction" (conventions) and used by every chapter.
+Explained in the chapter :ref:`ch-intro` (conventions) and used by every chapter.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import hwlib as hw
+from hwlib.training.squeeze import optimal_batch_tokens
 
 V5E = hw.chip("v5e")
 A100 = hw.chip("A100-80GB", source="doc002")
@@ -145,7 +146,7 @@ SPECS = [
     ),
     (hw.cluster_squeeze, dict(cluster=HGX, n_params=7e9, n_chips=64), ["n_params", "n_chips"], ["cluster"]),
     (
-        hw.optimal_batch_tokens,
+        optimal_batch_tokens,
         dict(critical_batch_tokens=1e6, n_chips=64, fixed_cost_tokens=700.0),
         ["critical_batch_tokens", "n_chips", "fixed_cost_tokens"],
         [],

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import hwlib as hw
 from hwlib.training.mesh import BACKWARD_SHARE, WIRE_BYTES, local_params
+from hwlib.training.plan import candidate_meshes
 
 H100 = hw.cluster("hgx-h100-ndr")
 V5E = hw.cluster("tpu-v5e")
@@ -236,10 +237,10 @@ def test_the_fsdp_threshold_is_its_traffic_over_the_compute_per_token():
 
 
 def test_the_planner_tries_whole_nodes_of_tp_all_chips_of_fsdp_and_cp_for_long_sequences():
-    meshes = hw.candidate_meshes(LLAMA70, H100, 256, 8192)
+    meshes = candidate_meshes(LLAMA70, H100, 256, 8192)
     assert hw.Mesh(fsdp=32, tp=8) in meshes and hw.Mesh(fsdp=256) in meshes
     assert all(m.tp <= 8 for m in meshes) and all(m.cp == 1 for m in meshes)
-    long = hw.candidate_meshes(LLAMA70, H100, 256, 65536)
+    long = candidate_meshes(LLAMA70, H100, 256, 65536)
     assert any(m.cp > 1 for m in long)
 
 

@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import hwlib as hw
 from hwlib.data import doc002
 from hwlib.training.regimes import regime_fabric
+from hwlib.training.squeeze import optimal_batch_tokens
 from hwlib.viz.tables import SQUEEZE_COLUMNS
 
 A100 = hw.chip("A100-80GB", source="doc002")
@@ -220,8 +221,8 @@ def test_plot_time_to_target():
         (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, None, 8), ValueError, "network_bytes_per_s is needed"),
         (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, 25e9, 0), ValueError, "node_size must be > 0"),
         (lambda: hw.hierarchical_allreduce_time_s(P, 64, 3e11, -1.0, 8), ValueError, "network_bytes_per_s must be > 0"),
-        (lambda: hw.optimal_batch_tokens(1e6, 8, -1), ValueError, "fixed_cost_tokens must be >= 0"),
-        (lambda: hw.optimal_batch_tokens(None, 8, 100), TypeError, "critical_batch_tokens must be a real number"),
+        (lambda: optimal_batch_tokens(1e6, 8, -1), ValueError, "fixed_cost_tokens must be >= 0"),
+        (lambda: optimal_batch_tokens(None, 8, 100), TypeError, "critical_batch_tokens must be a real number"),
         (lambda: hw.critical_batch_from_loss(0), ValueError, "loss_nats must be > 0"),
         (lambda: hw.steps_to_target(0, 1e4), ValueError, "batch_tokens must be > 0"),
         (lambda: hw.steps_to_target(1e6, -1), ValueError, "min_steps must be > 0"),

@@ -7,6 +7,7 @@ See ../shared/DESIGN.md and CONTRIBUTING.md. Every check reads hwlib's source wi
 
 import ast
 import inspect
+import re
 import subprocess
 import sys
 import textwrap
@@ -405,3 +406,24 @@ def test_public_defaults_that_equal_a_document_number_name_its_constant():
                 )
     assert checked >= 5  # layer_step's b_w and a, t_min's, regime_steps' d, seq_len and vocab, ...
     assert not wrong, "\n".join(wrong)
+
+
+def test_docstrings_name_chapters_by_cross_references_that_exist():
+    """A docstring names its chapter as :ref:`ch-...` (the strict build resolves the rendered ones); every label it
+    names exists in the book, and no chapter title is typed in quotes instead."""
+    labels = set()
+    for path in (ROOT / "book").rglob("*.md"):
+        labels |= set(re.findall(r"^\((ch-[a-z0-9-]+|app-[a-z0-9-]+)\)=", path.read_text(encoding="utf-8"), re.M))
+    titles = {
+        line[2:].strip()
+        for path in (ROOT / "book").glob("*.md")
+        for line in path.read_text(encoding="utf-8").splitlines()
+        if line.startswith("# ")
+    }
+    missing, typed = [], []
+    for name, path in MODULES.items():
+        text = path.read_text(encoding="utf-8")
+        missing += [f"{name}: {label}" for label in re.findall(r":ref:`([a-z0-9-]+)`", text) if label not in labels]
+        typed += [f"{name}: {title!r}" for title in titles if re.search(r'hapters? "' + re.escape(title), text)]
+    assert not missing, missing
+    assert not typed, typed

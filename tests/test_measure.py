@@ -54,9 +54,9 @@ def _info(platform="cpu", cores=2, text=X86, memory=8 * hw.GiB):
 @pytest.fixture(scope="module")
 def small():
     """Tiny kernels, measured once for the module: two matmuls per dtype, a matvec and a stream."""
-    matmuls = hw.measure_matmuls([8, 32], repeats=3)
-    matvec = hw.measure_matmul(64, 64, 1, repeats=3)
-    stream = hw.measure_stream(hw.MiB, repeats=3)
+    matmuls = hw.measure.measure_matmuls([8, 32], repeats=3)
+    matvec = hw.measure.measure_matmul(64, 64, 1, repeats=3)
+    stream = hw.measure.measure_stream(hw.MiB, repeats=3)
     return matmuls, matvec, stream
 
 
@@ -96,20 +96,20 @@ def test_cpu_peak_is_linear_in_cores_and_units(cores, clock, lanes, units):
 
 
 def test_estimated_cpu_peak_only_when_it_can_be_computed():
-    np.testing.assert_array_equal(hw.estimated_cpu_peak(_info()), [134.4e9, 268.8e9])
-    assert hw.estimated_cpu_peak(_info(), fma_units=2) == 268.8e9
-    assert hw.estimated_cpu_peak(_info(text=ARM)) is None  # no clock
-    assert hw.estimated_cpu_peak(_info(text="cpu MHz: 2000\nflags: sse2 avx\n")) is None  # no FMA
-    assert hw.estimated_cpu_peak(_info(platform="gpu")) is None
+    np.testing.assert_array_equal(hw.measure.estimated_cpu_peak(_info()), [134.4e9, 268.8e9])
+    assert hw.measure.estimated_cpu_peak(_info(), fma_units=2) == 268.8e9
+    assert hw.measure.estimated_cpu_peak(_info(text=ARM)) is None  # no clock
+    assert hw.measure.estimated_cpu_peak(_info(text="cpu MHz: 2000\nflags: sse2 avx\n")) is None  # no FMA
+    assert hw.measure.estimated_cpu_peak(_info(platform="gpu")) is None
 
 
 def test_theoretical_peaks_are_known_or_absent():
-    assert hw.theoretical_peaks(_info()) == {
+    assert hw.measure.theoretical_peaks(_info()) == {
         "estimated fp32 peak, 1 FMA unit per core": 134.4e9,
         "estimated fp32 peak, 2 FMA units per core": 268.8e9,
     }
-    assert hw.theoretical_peaks(_info(), "bf16") == {}
-    assert hw.theoretical_peaks(_info(text=ARM)) == {}
+    assert hw.measure.theoretical_peaks(_info(), "bf16") == {}
+    assert hw.measure.theoretical_peaks(_info(text=ARM)) == {}
     h200 = DeviceInfo(
         platform="gpu",
         device_kind="NVIDIA H200",
@@ -119,8 +119,8 @@ def test_theoretical_peaks_are_known_or_absent():
         memory_bytes=None,
         catalogue_key="h200",
     )
-    assert hw.theoretical_peaks(h200, "bf16") == {"H200 bf16 peak (vendor)": hw.chip("H200").peak("bf16")}
-    assert hw.theoretical_peaks(h200, "fp32") == {"H200 fp32 peak (vendor)": hw.chip("H200").peak("fp32")}
+    assert hw.measure.theoretical_peaks(h200, "bf16") == {"H200 bf16 peak (vendor)": hw.chip("H200").peak("bf16")}
+    assert hw.measure.theoretical_peaks(h200, "fp32") == {"H200 fp32 peak (vendor)": hw.chip("H200").peak("fp32")}
     unknown = DeviceInfo(
         platform="tpu",
         device_kind="TPU v99",
@@ -130,11 +130,11 @@ def test_theoretical_peaks_are_known_or_absent():
         memory_bytes=None,
         catalogue_key=None,
     )
-    assert hw.theoretical_peaks(unknown) == {}
+    assert hw.measure.theoretical_peaks(unknown) == {}
 
 
 def test_device_info_describes_the_default_device():
-    info = hw.device_info()
+    info = hw.measure.device_info()
     assert info.platform in {"cpu", "gpu", "tpu"} and info.device_count >= 1 and info.cpu_cores >= 1
     fields = info.describe()
     assert fields["platform"] == info.platform and "CPU clock (/proc/cpuinfo)" in fields
@@ -146,14 +146,14 @@ def test_device_info_describes_the_default_device():
 
 
 def test_measurement_plans():
-    cpu = hw.measurement_plan("cpu")
+    cpu = hw.measure.measurement_plan("cpu")
     assert cpu.platform == "cpu" and list(cpu.matmul_sizes) == sorted(cpu.matmul_sizes)
     assert cpu.stream_bytes >= 64 * hw.MiB or cpu.stream_bytes >= device._physical_memory() / 16 - 64
     assert cpu.stream_bytes % 64 == 0 and cpu.repeats >= 5
-    gpu = hw.measurement_plan("gpu")
+    gpu = hw.measure.measurement_plan("gpu")
     assert gpu.stream_bytes == hw.GiB and gpu.matmul_sizes[-1] == 8192
     assert gpu.matvec_size == 16384  # a 16384 x 16384 fp32 matrix is exactly 1 GiB
-    assert hw.measurement_plan().platform == hw.device_info().platform
+    assert hw.measure.measurement_plan().platform == hw.measure.device_info().platform
 
 
 def test_matmul_measurement_counts_with_hwlib(small):
@@ -188,10 +188,10 @@ def test_stream_measurement_counts_one_read_and_one_write(small):
 
 def test_xla_counts_the_matmul_as_hwlib_does():
     for m, k, n in ((64, 32, 16), (7, 5, 3), (64, 64, 1)):
-        cost = hw.xla_matmul_cost(m, k, n, "fp32")
+        cost = hw.measure.xla_matmul_cost(m, k, n, "fp32")
         assert cost.flops == hw.matmul_flops(m, k, n) == 2 * m * k * n
         assert cost.bytes_accessed >= hw.matmul_bytes(m, k, n, 4)
-    bf16 = hw.xla_matmul_cost(64, 32, 16, "bf16")
+    bf16 = hw.measure.xla_matmul_cost(64, 32, 16, "bf16")
     assert bf16.flops >= hw.matmul_flops(64, 32, 16)
     assert bf16.bytes_accessed >= hw.matmul_bytes(64, 32, 16, 2)
     stream = xla.xla_stream_cost(1000)
@@ -229,7 +229,7 @@ def test_tables_have_one_row_per_kernel(small):
 
 def test_measured_chip_is_a_roofline_record_outside_the_catalogue(small):
     matmuls, _, stream = small
-    record = hw.measured_chip(matmuls, stream, _info())
+    record = hw.measure.measured_chip(matmuls, stream, _info())
     best = max(r.flops_per_s for r in matmuls if r.dtype == "fp32")
     assert record.peak("fp32") == best and set(record.peak_flops_per_s) == {"fp32", "bf16"}
     assert record.hbm_bytes_per_s == stream.bytes_per_s and record.hbm_bytes == 8 * hw.GiB
@@ -237,7 +237,7 @@ def test_measured_chip_is_a_roofline_record_outside_the_catalogue(small):
     assert hw.attainable_flops_per_s(1e9, record, "fp32") == best
     assert record.label == "this machine [measured]" and record not in hw.chips()
     assert "measured with hwlib.measure" in record.hbm_bandwidth.source
-    assert hw.measured_chip(matmuls, stream).hbm_bytes == stream.n_bytes
+    assert hw.measure.measured_chip(matmuls, stream).hbm_bytes == stream.n_bytes
     assert record.source == "measured"
     with pytest.raises(ValueError, match="source must be one of"):
         hw.chips("measured")
@@ -245,7 +245,7 @@ def test_measured_chip_is_a_roofline_record_outside_the_catalogue(small):
 
 def test_plot_measured_roofline(small):
     matmuls, matvec, stream = small
-    record = hw.measured_chip(matmuls, stream)
+    record = hw.measure.measured_chip(matmuls, stream)
     ax = hw.viz.plot_measured_roofline(record, matmuls + [matvec, stream], peaks={"estimate": 2 * record.peak("fp32")})
     roofs = [line for line in ax.get_lines() if len(line.get_xdata()) > 2]
     assert len(roofs) == 2 and "FLOP/byte" in ax.get_xlabel() and "FLOP/s" in ax.get_ylabel()
@@ -270,32 +270,32 @@ def test_median_lies_between_the_fastest_and_the_slowest(times):
         (lambda: cpu_peak_flops_per_s(2, 1e9, 16, 1.5), ValueError, "fma_units must be a whole number"),
         (lambda: cpu_peak_flops_per_s(2, 1e9, "16", 2), TypeError, "fp32_lanes must be a real number"),
         (lambda: cpu_peak_flops_per_s([1, 2], 1e9, 16, [1, 2, 3]), ValueError, "must broadcast together"),
-        (lambda: hw.estimated_cpu_peak("cpu"), TypeError, "info must be a DeviceInfo"),
-        (lambda: hw.estimated_cpu_peak(_info(), fma_units=0), ValueError, "fma_units must be > 0"),
-        (lambda: hw.measurement_plan("fpga"), ValueError, "platform must be one of"),
-        (lambda: hw.theoretical_peaks(None), TypeError, "info must be a DeviceInfo"),
-        (lambda: hw.theoretical_peaks(_info(), "fp64"), ValueError, "dtype must be one of"),
-        (lambda: hw.measure_matmul(0, 4, 4), ValueError, "m must be > 0"),
-        (lambda: hw.measure_matmul(4, 2.5, 4), ValueError, "k must be a whole number"),
-        (lambda: hw.measure_matmul([4, 8], 4, 4), TypeError, "m must be one whole number"),
-        (lambda: hw.measure_matmul(4, 4, 4, dtype="fp8"), ValueError, "dtype must be one of"),
-        (lambda: hw.measure_matmul(4, 4, 4, repeats=0), ValueError, "repeats must be a whole number >= 1"),
-        (lambda: hw.measure_matmul(4, 4, 4, repeats=2.0), ValueError, "repeats must be a whole number"),
-        (lambda: hw.measure_stream(2, dtype="fp32"), ValueError, "n_bytes must hold at least one fp32"),
-        (lambda: hw.measure_stream(-8), ValueError, "n_bytes must be > 0"),
-        (lambda: hw.measure_stream(1024, dtype=32), TypeError, "dtype must be a string"),
-        (lambda: hw.measure_matmuls([], repeats=1), TypeError, "sizes must be a non-empty sequence"),
-        (lambda: hw.measure_matmuls([8, 0]), ValueError, "sizes must be > 0"),
-        (lambda: hw.measure_matmuls([8], dtypes="fp32"), TypeError, "dtypes must be a non-empty sequence"),
-        (lambda: hw.measure_matmuls([8], dtypes=["int8"]), ValueError, "dtypes must be one of"),
+        (lambda: hw.measure.estimated_cpu_peak("cpu"), TypeError, "info must be a DeviceInfo"),
+        (lambda: hw.measure.estimated_cpu_peak(_info(), fma_units=0), ValueError, "fma_units must be > 0"),
+        (lambda: hw.measure.measurement_plan("fpga"), ValueError, "platform must be one of"),
+        (lambda: hw.measure.theoretical_peaks(None), TypeError, "info must be a DeviceInfo"),
+        (lambda: hw.measure.theoretical_peaks(_info(), "fp64"), ValueError, "dtype must be one of"),
+        (lambda: hw.measure.measure_matmul(0, 4, 4), ValueError, "m must be > 0"),
+        (lambda: hw.measure.measure_matmul(4, 2.5, 4), ValueError, "k must be a whole number"),
+        (lambda: hw.measure.measure_matmul([4, 8], 4, 4), TypeError, "m must be one whole number"),
+        (lambda: hw.measure.measure_matmul(4, 4, 4, dtype="fp8"), ValueError, "dtype must be one of"),
+        (lambda: hw.measure.measure_matmul(4, 4, 4, repeats=0), ValueError, "repeats must be a whole number >= 1"),
+        (lambda: hw.measure.measure_matmul(4, 4, 4, repeats=2.0), ValueError, "repeats must be a whole number"),
+        (lambda: hw.measure.measure_stream(2, dtype="fp32"), ValueError, "n_bytes must hold at least one fp32"),
+        (lambda: hw.measure.measure_stream(-8), ValueError, "n_bytes must be > 0"),
+        (lambda: hw.measure.measure_stream(1024, dtype=32), TypeError, "dtype must be a string"),
+        (lambda: hw.measure.measure_matmuls([], repeats=1), TypeError, "sizes must be a non-empty sequence"),
+        (lambda: hw.measure.measure_matmuls([8, 0]), ValueError, "sizes must be > 0"),
+        (lambda: hw.measure.measure_matmuls([8], dtypes="fp32"), TypeError, "dtypes must be a non-empty sequence"),
+        (lambda: hw.measure.measure_matmuls([8], dtypes=["int8"]), ValueError, "dtypes must be one of"),
         (lambda: stream_counts(0), ValueError, "n_elements must be > 0"),
         (lambda: stream_counts(4, "fp16"), ValueError, "dtype must be one of"),
         (lambda: hw.viz.measurements_table([]), TypeError, "measurements must be a non-empty sequence"),
         (lambda: hw.viz.xla_counts_table([1]), TypeError, "measurements must be a non-empty sequence"),
-        (lambda: hw.xla_matmul_cost(4, 4, -1), ValueError, "n must be > 0"),
-        (lambda: hw.xla_matmul_cost(4, 4, 4, dtype="int4"), ValueError, "dtype must be one of"),
+        (lambda: hw.measure.xla_matmul_cost(4, 4, -1), ValueError, "n must be > 0"),
+        (lambda: hw.measure.xla_matmul_cost(4, 4, 4, dtype="int4"), ValueError, "dtype must be one of"),
         (lambda: xla.xla_stream_cost(1.5), ValueError, "n_elements must be a whole number"),
-        (lambda: hw.measured_chip([], None), TypeError, "matmuls must be a non-empty sequence"),
+        (lambda: hw.measure.measured_chip([], None), TypeError, "matmuls must be a non-empty sequence"),
         (lambda: Measurement("conv", "fp32", (1,), 1.0, 1.0, (1.0,)), ValueError, "kernel must be one of"),
         (lambda: Measurement("stream", "fp32", (1,), 1.0, 1.0, ()), ValueError, "times_s must be a non-empty"),
         (lambda: Measurement("stream", "fp32", (1,), 1.0, 1.0, (0.0,)), ValueError, "times_s must be > 0"),
@@ -311,13 +311,13 @@ def test_bad_input_names_the_parameter(call, error, words):
 def test_measured_chip_rejects_bad_parts(small):
     matmuls, matvec, stream = small
     with pytest.raises(TypeError, match="stream must be the Measurement of measure_stream"):
-        hw.measured_chip(matmuls, matvec)
+        hw.measure.measured_chip(matmuls, matvec)
     with pytest.raises(TypeError, match="matmuls must be a non-empty sequence of matmul"):
-        hw.measured_chip([stream], stream)
+        hw.measure.measured_chip([stream], stream)
     with pytest.raises(TypeError, match="info must be a DeviceInfo"):
-        hw.measured_chip(matmuls, stream, info="cpu")
+        hw.measure.measured_chip(matmuls, stream, info="cpu")
     with pytest.raises(TypeError, match="name must be a non-empty string"):
-        hw.measured_chip(matmuls, stream, name="")
+        hw.measure.measured_chip(matmuls, stream, name="")
 
 
 def test_kernel_helpers():

@@ -13,7 +13,7 @@ pytest.importorskip("jax")
 
 def test_xla_counts_the_72_d2_t_matmul_flops_plus_elementwise_work():
     d, T = 64, 32
-    counted = hw.xla_layer_flops(d, T)
+    counted = hw.measure.xla_layer_flops(d, T)
     model = hw.layer_flops(d, T)
     assert xla.xla_matmul_flops(d, T) == model == 72 * d * d * T
     extra_per_token_per_d = (counted - model) / (T * d)
@@ -23,7 +23,7 @@ def test_xla_counts_the_72_d2_t_matmul_flops_plus_elementwise_work():
 
 def test_without_the_input_gradient_xla_drops_the_first_projections_backward():
     d, T = 64, 32
-    weights_only = hw.xla_layer_flops(d, T, input_gradient=False)
+    weights_only = hw.measure.xla_layer_flops(d, T, input_gradient=False)
     matmuls = xla.xla_matmul_flops(d, T, input_gradient=False)
     assert matmuls == 66 * d * d * T
     assert 0 < (weights_only - matmuls) / (T * d) < 200
@@ -43,10 +43,10 @@ def test_comparison_table_has_one_row_per_shape():
 @pytest.mark.parametrize(
     ("call", "error", "words"),
     [
-        (lambda: hw.xla_layer_flops(0, 4), ValueError, "d must be > 0"),
-        (lambda: hw.xla_layer_flops(8, 2.5), ValueError, "T must be a whole number"),
-        (lambda: hw.xla_layer_flops([8, 16], 4), TypeError, "d must be one whole number"),
-        (lambda: hw.xla_layer_flops(8, 4, input_gradient="yes"), TypeError, "input_gradient must be"),
+        (lambda: hw.measure.xla_layer_flops(0, 4), ValueError, "d must be > 0"),
+        (lambda: hw.measure.xla_layer_flops(8, 2.5), ValueError, "T must be a whole number"),
+        (lambda: hw.measure.xla_layer_flops([8, 16], 4), TypeError, "d must be one whole number"),
+        (lambda: hw.measure.xla_layer_flops(8, 4, input_gradient="yes"), TypeError, "input_gradient must be"),
         (lambda: xla.xla_matmul_flops(8, -1), ValueError, "T must be > 0"),
         (lambda: hw.viz.xla_layer_table([8, 16], [4, 4, 4]), ValueError, "must broadcast together"),
         (lambda: hw.viz.xla_layer_table("8", 4), TypeError, "ds must be a real number"),

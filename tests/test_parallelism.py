@@ -5,6 +5,7 @@ import math
 import pytest
 
 import hwlib as hw
+from hwlib.training.plan import candidate_meshes, training_run_bound
 
 H100 = hw.cluster("hgx-h100-ndr")
 V5P = hw.cluster("tpu-v5p")
@@ -68,7 +69,7 @@ def test_no_measured_run_beats_its_bound():
     runs = hw.training_runs()
     assert sum(run.key.startswith("megatron") for run in runs) == 10 and len(runs) >= 15
     for run in runs:
-        bound, step = hw.training_run_bound(run)
+        bound, step = training_run_bound(run)
         assert 0 < run.measured.value < bound, run.key
         assert step.n_chips == math.prod(run.mesh.values())
     table = hw.viz.training_check_table()
@@ -120,8 +121,8 @@ def test_planner_lists_every_mesh_with_a_reason():
         (lambda: hw.group_topology("hgx", 8, 1, 64), TypeError, "cluster must be a Cluster"),
         (lambda: hw.group_topology(H100, 8.5, 1, 64), ValueError, "size must be a whole number"),
         (lambda: hw.group_topology(H100, 8, 1, [64]), TypeError, "n_chips must be one whole number"),
-        (lambda: hw.candidate_meshes(LLAMA70, H100, 256, "8192"), TypeError, "seq_len must be a real number"),
-        (lambda: hw.candidate_meshes("llama", H100, 256, 8192), TypeError, "model must be a ModelShape"),
+        (lambda: candidate_meshes(LLAMA70, H100, 256, "8192"), TypeError, "seq_len must be a real number"),
+        (lambda: candidate_meshes("llama", H100, 256, 8192), TypeError, "model must be a ModelShape"),
         (lambda: hw.megatron_step_flops(512, 2048, 24, -1, 51200), ValueError, "d must be > 0"),
         (
             lambda: hw.fsdp_threshold_tokens("llama", H100, hw.Mesh(fsdp=8), 4096),
@@ -155,7 +156,7 @@ def test_megatron_bounds_stay_below_the_peak_when_counted_like_eq_3():
     peak = hw.chip("A100-80GB").peak("bf16")
     for run in hw.training_runs():
         if run.metric == "megatron_tflops":
-            bound, _ = hw.training_run_bound(run)
+            bound, _ = training_run_bound(run)
             assert bound < peak and run.causal is False
     llama8 = hw.model("llama-3-8b")
     causal, full = (hw.train_step(llama8, H100, hw.Mesh(), 4096, 4096, causal=c) for c in (True, False))

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
+from hwlib.serving.plan import max_mean_prompt
 
 LLAMA70 = hw.model("llama-3-70b")
 H100 = hw.chip("H100-SXM")
@@ -174,10 +175,10 @@ def test_no_measured_run_beats_its_bound():
         assert 0 < run.tokens_per_s.value < bound.tokens_per_s, run.key
         assert run.tokens_per_s.source and run.tokens_per_s.quoted
     unknown = [run for run in runs if run.input_len is None and run.output_len is not None]
-    limits = {run.key: hw.max_mean_prompt(run) for run in unknown}
+    limits = {run.key: max_mean_prompt(run) for run in unknown}
     assert all(0 < limit <= 1024 for limit in limits.values())
     with pytest.raises(ValueError, match="states its prompt length"):
-        hw.max_mean_prompt(next(run for run in runs if run.input_len is not None))
+        max_mean_prompt(next(run for run in runs if run.input_len is not None))
 
 
 @settings(max_examples=60, deadline=None)

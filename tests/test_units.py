@@ -7,6 +7,7 @@ import pytest
 
 import hwlib as hw
 from hwlib import units
+from hwlib.units import format_bytes_per_s, format_flops_per_s, format_quantity
 
 
 def test_binary_and_decimal_prefixes_are_exact():
@@ -42,8 +43,8 @@ def test_formatting_names_the_prefix():
     assert hw.format_bytes(16 * hw.GiB) == "16 GiB"
     assert hw.format_bytes(16 * hw.GiB, binary=False) == "17.2 GB"
     assert hw.format_bytes(512) == "512 B"
-    assert hw.format_bytes_per_s(819e9) == "819 GB/s"
-    assert hw.format_flops_per_s(197e12) == "197 TFLOP/s"
+    assert format_bytes_per_s(819e9) == "819 GB/s"
+    assert format_flops_per_s(197e12) == "197 TFLOP/s"
     assert hw.format_flops(2.147483648e9) == "2.15 GFLOP"
     assert hw.format_seconds(1.31e-3) == "1.31 ms"
     assert hw.format_seconds(2.5) == "2.5 s"
@@ -61,7 +62,7 @@ def test_formatting_names_the_prefix():
         (lambda: hw.convert_bytes("16", "GB"), TypeError, "n_bytes must be a real number"),
         (lambda: hw.format_bytes(-5), ValueError, "n_bytes must be >= 0"),
         (lambda: hw.format_seconds(float("inf")), ValueError, "seconds must be finite"),
-        (lambda: hw.format_flops_per_s(True), TypeError, "flops_per_s must be a real number"),
+        (lambda: format_flops_per_s(True), TypeError, "flops_per_s must be a real number"),
     ],
 )
 def test_bad_input_names_the_parameter(call, error, words):
@@ -79,10 +80,10 @@ def test_numbers_for_people_never_use_an_exponent():
         "0",
     ]
     assert hw.format_number(65536, 5) == "65,536"
-    assert hw.format_quantity(819e9, "B/s") == "819 GB/s"
-    assert hw.format_quantity(100e-15, "J/bit/mm") == "100 fJ/bit/mm"
-    assert hw.format_quantity(70.6e9, "parameters") == "70.6 billion parameters"
-    assert hw.format_quantity(6, "links") == "6 links"
+    assert format_quantity(819e9, "B/s") == "819 GB/s"
+    assert format_quantity(100e-15, "J/bit/mm") == "100 fJ/bit/mm"
+    assert format_quantity(70.6e9, "parameters") == "70.6 billion parameters"
+    assert format_quantity(6, "links") == "6 links"
     assert "e+" not in str(hw.chip("v5e").hbm_bandwidth) and str(hw.chip("v5e").hbm_bandwidth).startswith("819 GB/s")
     with pytest.raises(ValueError, match="value must not be NaN"):
         hw.format_number(float("nan"))
@@ -93,8 +94,8 @@ def test_formatted_quantities_never_print_an_exponent(value):
     texts = (
         hw.format_bytes(value * hw.MiB),
         hw.format_seconds(value * 1e-3),
-        hw.format_bytes_per_s(value * 1e9),
-        hw.format_flops_per_s(value * 1e12),
+        format_bytes_per_s(value * 1e9),
+        format_flops_per_s(value * 1e12),
     )
     assert not any("e+" in text or "e-" in text for text in texts), texts
 

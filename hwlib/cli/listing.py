@@ -7,6 +7,7 @@ import argparse
 import hwlib as hw
 from hwlib.cli.commands import DTYPE_ROLES
 from hwlib.cli.report import Report
+from hwlib.units import format_bytes_per_s, format_flops_per_s
 
 
 def _sold(chip: hw.Chip) -> str:
@@ -55,8 +56,8 @@ def run_list(args: argparse.Namespace) -> Report:
                     c.key,
                     c.name,
                     hw.format_bytes(c.capacity_bytes),
-                    hw.format_bytes_per_s(c.hbm_bytes_per_s),
-                    hw.format_flops_per_s(bf16) if bf16 else "-",
+                    format_bytes_per_s(c.hbm_bytes_per_s),
+                    format_flops_per_s(bf16) if bf16 else "-",
                     _sold(c),
                 ),
                 {

@@ -80,7 +80,7 @@ def _find(
 def chip(name: str, source: str = "vendor") -> Chip:
     """The record of chip ``name`` ("v5e", "TPU v5e", "H100", ...) from ``source`` (one of ``SOURCES``).
 
-    An unknown name raises KeyError with close matches. Chapter "Rooflines and ridge points".
+    An unknown name raises KeyError with close matches. Chapter :ref:`ch-rooflines`.
     """
     one_of("source", source, SOURCES)
     return _find("chip", name, _CHIPS, lambda r: (r.name, r.key, *r.aliases), source)
@@ -97,7 +97,7 @@ def chips(source: str | None = None) -> tuple[Chip, ...]:
 def fabric(name: str, source: str = "vendor") -> Fabric:
     """The fabric ``name`` ("nvlink4", "NDR", "ICI v5p", ...) from ``source`` ("vendor" or "doc002").
 
-    Chapter "The batch-size squeeze".
+    Chapter :ref:`ch-batch-squeeze`.
     """
     one_of("source", source, ("vendor", "doc002"))
     return _find("fabric", name, _FABRICS, lambda r: (r.key, r.name, *r.aliases), source)
@@ -190,7 +190,7 @@ def custom_fabric(
     """A fabric from numbers stated inline: ``bytes_per_s`` per chip per direction (B/s).
 
     ``domain_size`` is the chips one scale-up domain joins (None: unbounded); ``latency_s``
-    one ring step's latency. Chapter "The batch-size squeeze" and the sharding exercises.
+    one ring step's latency. Chapter :ref:`ch-batch-squeeze` and the sharding exercises.
     """
     if not isinstance(name, str) or not name.strip():
         raise TypeError(f"name must be a non-empty string, got {describe(name)}")
@@ -208,7 +208,7 @@ def custom_fabric(
 
 
 def cluster(key: str) -> Cluster:
-    """The cluster ``key`` (e.g. "hgx-h100-ndr"); KeyError lists them. Chapter "The batch-size squeeze"."""
+    """The cluster ``key`` (e.g. "hgx-h100-ndr"); KeyError lists them. Chapter :ref:`ch-batch-squeeze`."""
     return _find("cluster", key, _CLUSTERS, lambda r: (r.key, r.name), parameter="key")
 
 
@@ -224,7 +224,7 @@ def clusters(chip: Chip | None = None) -> tuple[Cluster, ...]:
 def model(name: str) -> ModelShape:
     """The shape of model ``name`` (its key, "llama-3-8b", or its name, "Llama 3 8B").
 
-    Unknown names raise KeyError with close matches. Chapter "KV-cache precision".
+    Unknown names raise KeyError with close matches. Chapter :ref:`ch-kv-cache`.
     """
     return _find("model", name, _MODELS, lambda r: (r.key, r.name))
 
@@ -244,7 +244,7 @@ def models(source: str | None = None) -> tuple[ModelShape, ...]:
 def recipe(key: str | TrainingRecipe) -> TrainingRecipe:
     """The training-state recipe ``key`` (e.g. "zero_mixed_adam"), or ``key`` itself if it is one.
 
-    Chapter "HBM budgets for training".
+    Chapter :ref:`ch-hbm-budgets`.
     """
     if isinstance(key, TrainingRecipe):
         return key
@@ -257,7 +257,7 @@ def recipes() -> tuple[TrainingRecipe, ...]:
 
 
 def deployment(chip: Chip) -> Deployment:
-    """The sizes ``chip`` is sold in (slice shapes or 8-GPU nodes). Chapter "HBM budgets for training"."""
+    """The sizes ``chip`` is sold in (slice shapes or 8-GPU nodes). Chapter :ref:`ch-hbm-budgets`."""
     record = require_chip(chip)
     for plan in _DEPLOYMENTS:
         if record.key in plan.chip_keys:
@@ -272,13 +272,12 @@ def deployments() -> tuple[Deployment, ...]:
 
 
 def training_runs() -> tuple[TrainingRun, ...]:
-    """Every published, measured training run (``data/training_measurements.py``). Chapter "Sharding a training
-    step"."""
+    """Every published, measured training run (``data/training_measurements.py``). Chapter :ref:`ch-sharding`."""
     return training_measurements.RUNS
 
 
 def serving_runs() -> tuple[ServingRun, ...]:
-    """Every published, measured serving run (``data/serving_measurements.py``). Chapter "Serving a model"."""
+    """Every published, measured serving run (``data/serving_measurements.py``). Chapter :ref:`ch-serving`."""
     return serving_measurements.RUNS
 
 

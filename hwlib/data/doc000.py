@@ -1,8 +1,8 @@
 """Everything document 000 states, and nothing else: its three TPUs, its budget inputs and recipes.
 
 Document 000 is ``000_dfa9af1fd73ea27d.txt``, a notebook on TPU generations and HBM
-budgeting that the chapters "Rooflines and ridge points", "HBM budgets for training" and
-"KV-cache precision" reproduce. Each value keeps the document's own spelling in ``quoted``.
+budgeting that the chapters :ref:`ch-rooflines`, :ref:`ch-hbm-budgets` and
+:ref:`ch-kv-cache` reproduce. Each value keeps the document's own spelling in ``quoted``.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Everything document 002 states, and nothing else: its GPUs, traffic constants, model and tables.
 
 Document 002 is ``002_501c62d3c87c2a8c.txt`` (``backprop_memory_wall.py``), the
-compute-to-commute script that the chapters "What moving a byte costs" to "The batch-size
-squeeze" reproduce. Each value keeps the document's own spelling in ``quoted``. Where the
+compute-to-commute script that the chapters :ref:`ch-moving-bytes` to :ref:`ch-batch-squeeze` reproduce. Each value
+keeps the document's own spelling in ``quoted``. Where the
 document is silent (HBM capacity) its records borrow the vendor's, and say so. Formulas
 that use these numbers live in the topic modules; defaults there name these constants.
 """

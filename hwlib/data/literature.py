@@ -1,8 +1,7 @@
 """Constants from papers and talks: per-bit energies, optimizer state layouts, critical-batch fits.
 
-Each value cites its paper (section, equation or table). Explained in the chapters "What
-moving a byte costs" (energies), "HBM budgets for training" (recipes) and "The batch-size
-squeeze" (critical batch).
+Each value cites its paper (section, equation or table). Explained in the chapters :ref:`ch-moving-bytes` (energies),
+:ref:`ch-hbm-budgets` (recipes) and :ref:`ch-batch-squeeze` (critical batch).
 """
 
 from __future__ import annotations

@@ -2,8 +2,7 @@
 
 Parameter counts are exact: the sum of the tensor sizes that the config implies, which
 ``tests/test_models.py`` recomputes from the shapes and which match the rounded counts on the
-model pages ("8.03B" etc.). Explained in the chapter "KV-cache precision"; used by "HBM
-budgets for training".
+model pages ("8.03B" etc.). Explained in the chapter :ref:`ch-kv-cache`; used by :ref:`ch-hbm-budgets`.
 """
 
 from __future__ import annotations

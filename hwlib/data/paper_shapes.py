@@ -1,6 +1,6 @@
 """Published model shapes that their papers give (the models publish no config.json): GPT-3 175B and PaLM 540B.
 
-Explained in the chapters "Counting a transformer" and "Serving a model" (PaLM 540B's decode on 64 TPU v4 chips).
+Explained in the chapters :ref:`ch-counting` and :ref:`ch-serving` (PaLM 540B's decode on 64 TPU v4 chips).
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ MLPerf Inference (closed division; each submitter's own log in MLCommons' result
 NVIDIA's TensorRT-LLM performance overview and Google's JetStream benchmark summary. Every tokens/s
 counts generated tokens only. Where a run does not state a dtype, the record takes the smallest the
 run could have used, so the model's bound stays a bound (said in each note). The hunt behind them
-is in research/serving_measurements.md. Compared with ``hw.throughput_bound`` in "Serving a model".
+is in research/serving_measurements.md. Compared with ``hw.throughput_bound`` in :ref:`ch-serving`.
 """
 
 from __future__ import annotations
@@ -365,7 +365,7 @@ RUNS: tuple[ServingRun, ...] = (
         note="Batch 256, otherwise as the bf16 row; int8 weights with bf16 compute assumed (weight-only).",
     ),
 )
-"""Measured serving runs, compared with ``hw.throughput_bound`` in "Serving a model"."""
+"""Measured serving runs, compared with ``hw.throughput_bound`` in :ref:`ch-serving`."""
 
 _SERVER_LOG = cite(
     f"{_V41}, closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Server/performance/"

@@ -1,8 +1,7 @@
 """Published measurements of collectives and of one decode step, each with the configuration it states: the
 runs that hold ``hw.collective_time_s`` on a cluster's placement, and ``hw.inference_step`` on a TPU slice, to
 their bounds (a measurement faster than a bound is a bug in the model). Sources and caveats in
-research/collective_sources.md and research/palm_shape.md. Chapters "Sharding a training step" and "Serving a
-model".
+research/collective_sources.md and research/palm_shape.md. Chapters :ref:`ch-sharding` and :ref:`ch-serving`.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 
 Megatron-LM's weak-scaling Table 1 (Narayanan et al. 2021), Llama 3 405B's Table 4 (Llama Team
 2024) and torchtitan's H100 benchmarks. Each is compared with ``hw.train_step`` for its own mesh in
-"Sharding a training step". The hunt behind them, with every quote, is in research/training_runs.md.
+:ref:`ch-sharding`. The hunt behind them, with every quote, is in research/training_runs.md.
 """
 
 from __future__ import annotations
@@ -164,4 +164,4 @@ RUNS: tuple[TrainingRun, ...] = (
         ),
     )
 )
-"""Measured training runs, compared with ``hw.train_step`` in "Sharding a training step"."""
+"""Measured training runs, compared with ``hw.train_step`` in :ref:`ch-sharding`."""

@@ -5,7 +5,7 @@ Values are in plain SI units: bytes, bytes/s, dense FLOP/s, W. ``quoted`` keeps 
 the page printed it, so that "GB" against "GiB" and per-direction against bidirectional stay
 visible. Where a program sees a different capacity from the printed one, ``hbm_visible``
 holds it with the device report it comes from. INT8 peaks are integer operations per second
-(TOPS), kept under 'int8'. Rendered in the chapter "Rooflines and ridge points" and the
+(TOPS), kept under 'int8'. Rendered in the chapter :ref:`ch-rooflines` and the
 hardware appendix.
 """
 

@@ -5,8 +5,8 @@ chip per direction. Vendors quote it two ways, and each record says which: NVLin
 ICI as a chip's total over all links with both directions summed (``directions=2``; these
 are the chips' ``interconnect`` values, reused, not stored twice), NIC line rates per port
 per direction (``directions=1``). A line rate is an upper bound: encoding (64b/66b) and
-protocol headers take a few per cent. Explained in the chapters "The batch-size squeeze"
-and "HBM budgets for training".
+protocol headers take a few per cent. Explained in the chapters :ref:`ch-batch-squeeze`
+and :ref:`ch-hbm-budgets`.
 """
 
 from __future__ import annotations

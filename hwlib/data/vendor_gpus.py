@@ -1,8 +1,8 @@
 """NVIDIA's and AMD's GPUs as their datasheets, product pages, architecture posts and ROCm docs describe them.
 
 Values in plain SI units (see ``vendor_chips``); where a program sees a different capacity from the printed
-one, ``hbm_visible`` holds it with the device report it comes from. Rendered in the chapter "Rooflines and
-ridge points" and the hardware appendix.
+one, ``hbm_visible`` holds it with the device report it comes from. Rendered in the chapter :ref:`ch-rooflines` and the
+hardware appendix.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Real systems built from the vendor chips and fabrics: clusters (a chip, its scale-up domain, the
 network beyond it) and deployments (the slice or node sizes a chip is sold in), from NVIDIA's and
-Google's pages. Explained in the chapters "The batch-size squeeze" and "Sharding a training step".
+Google's pages. Explained in the chapters :ref:`ch-batch-squeeze` and :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ CLUSTERS: tuple[Cluster, ...] = (
         note="One TPU7x slice of up to a 9216-chip pod on its 3D ICI torus; the data-centre network is not modelled.",
     ),
 )
-"""The real systems of the chapters "The batch-size squeeze", "Serving a model" and "Sharding a training step"."""
+"""The real systems of the chapters :ref:`ch-batch-squeeze`, :ref:`ch-serving` and :ref:`ch-sharding`."""
 
 _V5E_PAGE = "https://docs.cloud.google.com/tpu/docs/v5e"
 _V6E_PAGE = "https://docs.cloud.google.com/tpu/docs/v6e"

@@ -1,6 +1,6 @@
 """Google's TPUs as Google's Cloud TPU pages, its JAX repository and the scaling book describe them.
 
-Values in plain SI units (see ``vendor_chips``). Rendered in the chapter "Rooflines and ridge points" and the
+Values in plain SI units (see ``vendor_chips``). Rendered in the chapter :ref:`ch-rooflines` and the
 hardware appendix.
 """
 

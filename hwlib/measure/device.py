@@ -4,7 +4,7 @@ A CPU's theoretical peak is cores x clock x FLOPs per cycle, and FLOPs per cycle
 (a fused multiply-add is two FLOPs) x FMA units per core (Dolbeau, "Theoretical peak FLOPS per
 instruction set: a tutorial", J. Supercomputing 74(3), 2018, Sec. 2). Lanes and the clock are
 read from /proc/cpuinfo; the number of FMA units per core is not in it, so it stays an explicit
-argument. Explained in the chapter "Your own roofline".
+argument. Explained in the chapter :ref:`ch-own-roofline`.
 """
 
 from __future__ import annotations
@@ -196,7 +196,7 @@ def estimated_cpu_peak(info: DeviceInfo, fma_units: Number = (1, 2)) -> Number |
     with fused multiply-add: a made-up clock or width would make a made-up peak.
     """
     if not isinstance(info, DeviceInfo):
-        raise TypeError(f"info must be a DeviceInfo from hw.device_info(), got {info!r}")
+        raise TypeError(f"info must be a DeviceInfo from hw.measure.device_info(), got {info!r}")
     cpu = info.cpu
     if info.platform != "cpu" or cpu.clock_hz is None or cpu.fp32_lanes is None or not cpu.has_fma:
         return None
@@ -211,7 +211,7 @@ def theoretical_peaks(info: DeviceInfo, dtype: str = "fp32") -> dict[str, float]
     accelerator in the catalogue: the vendor's dense peak for ``dtype``, if it has one.
     """
     if not isinstance(info, DeviceInfo):
-        raise TypeError(f"info must be a DeviceInfo from hw.device_info(), got {info!r}")
+        raise TypeError(f"info must be a DeviceInfo from hw.measure.device_info(), got {info!r}")
     one_of("dtype", dtype, MEASURE_DTYPES)
     if info.platform == "cpu":
         estimate = estimated_cpu_peak(info, (1, 2)) if dtype == "fp32" else None

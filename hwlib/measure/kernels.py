@@ -1,7 +1,7 @@
 """JAX helpers shared by the measuring modules: loading JAX, dtypes, kernels and XLA's cost analysis.
 
 JAX is imported only inside these functions, so ``import hwlib`` neither needs nor loads it.
-Explained in the chapter "Your own roofline".
+Explained in the chapter :ref:`ch-own-roofline`.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Kernels and what hwlib counts for them:
   Newsletter, 1995), with a scalar instead of a second vector.
 
 The measured roofline is Williams, Waterman and Patterson's, with the best matmul rate as the
-roof and the stream bandwidth as the slope. Explained in the chapter "Your own roofline".
+roof and the stream bandwidth as the slope. Explained in the chapter :ref:`ch-own-roofline`.
 """
 
 from __future__ import annotations
@@ -228,7 +228,7 @@ def measured_chip(
     if not isinstance(stream, Measurement) or stream.kernel != "stream":
         raise TypeError(f"stream must be the Measurement of measure_stream, got {stream!r}")
     if info is not None and not isinstance(info, DeviceInfo):
-        raise TypeError(f"info must be a DeviceInfo from hw.device_info() or None, got {info!r}")
+        raise TypeError(f"info must be a DeviceInfo from hw.measure.device_info() or None, got {info!r}")
     if not isinstance(name, str) or not name:
         raise TypeError(f"name must be a non-empty string, got {name!r}")
     today = datetime.date.today().isoformat()

@@ -8,7 +8,7 @@ cost analysis reports (``compiled.cost_analysis()['flops']``, JAX documentation 
 lowering and compilation"). The token mixing of attention is replaced by an element-wise mix of
 Q, K and V, so the matmul FLOPs are exactly the 72 d^2 T of ``hw.layer_flops`` and the difference
 is element-wise work; the mix multiplies Q by K, so no projection can be folded into another.
-Explained in the chapters "The training step as compute and commute" and "Your own roofline".
+Explained in the chapters :ref:`ch-compute-and-commute` and :ref:`ch-own-roofline`.
 """
 
 from __future__ import annotations
@@ -65,7 +65,7 @@ def xla_layer_flops(d: int, T: int, input_gradient: bool = True) -> float:
     ``input_gradient=False`` differentiates with respect to the weights only; XLA then drops
     the input-gradient matmuls of the first projections, which the 72 d^2 T count includes.
     One compilation per call: keep d and T small (a few hundred) for a quick check.
-    Chapter "The training step as compute and commute".
+    Chapter :ref:`ch-compute-and-commute`.
     """
     width, tokens = whole_number("d", d), whole_number("T", T)
     if not isinstance(input_gradient, bool):
@@ -95,7 +95,7 @@ def xla_matmul_flops(d: int, T: int, input_gradient: bool = True) -> float:
 
     Forward 2 x 12 d^2 T; backward the same again for weight gradients and for input
     gradients, of which the Q, K and V projections' (3 x 2 d^2 T) go when ``input_gradient`` is False.
-    Chapter "The training step as compute and commute".
+    Chapter :ref:`ch-compute-and-commute`.
     """
     width, tokens = whole_number("d", d), whole_number("T", T)
     full = float(layer_flops(width, tokens))

@@ -8,7 +8,7 @@ FLOPs and bytes, max(F / pi, Q / beta) (each decode step's bound is linear in th
 steps at the mean context sum to no more than the steps themselves), and at least the
 tensor-parallel all-reduces, which at best hide behind the rest: the most any schedule can do.
 B is the batch the run states or else the largest whose cache fits at the mean context.
-Replicas of ``tensor_parallel`` chips each serve their share. Chapter "Serving a model".
+Replicas of ``tensor_parallel`` chips each serve their share. Chapter :ref:`ch-serving`.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from hwlib.serving.step import inference_step, max_batch, time_to_first_token_s
 @dataclass(frozen=True)
 class ServingCurve:
     """Decode at each batch: time per output token (s, lower and upper), tokens/s of the system and per chip,
-    whether the batch's KV cache fits, and the bound. Chapter "Serving a model"."""
+    whether the batch's KV cache fits, and the bound. Chapter :ref:`ch-serving`."""
 
     batches: np.ndarray
     time_per_token_s: np.ndarray
@@ -59,7 +59,7 @@ def serving_curve(
     """The latency-throughput curve of decoding at ``context_len``: one inference step per batch in ``batches``
     (and, with ``include_largest``, at the largest batch that fits, where it lies among them).
 
-    ``options`` go to ``inference_step``; ``usable_fraction`` to ``max_batch``. Chapter "Serving a model".
+    ``options`` go to ``inference_step``; ``usable_fraction`` to ``max_batch``. Chapter :ref:`ch-serving`.
     """
     sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
     fit = {} if usable_fraction is None else {"usable_fraction": usable_fraction}
@@ -84,7 +84,7 @@ def tensor_parallel_sizes(model: ModelShape, chip: Chip | Cluster) -> tuple[int,
     """Chip counts one model replica can be split over by tensor parallelism on the chip's scale-up fabric.
 
     A TPU's slice sizes; a GPU's powers of two up to its node (one NVLink domain); only those that divide
-    the query heads, the rule training follows too. Chapter "Serving a model".
+    the query heads, the rule training follows too. Chapter :ref:`ch-serving`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     plan = deployment(chip_of(chip))
@@ -110,7 +110,7 @@ def _whole(counts: np.ndarray) -> int | np.ndarray:
 class ServingPlan:
     """The fewest tensor-parallel chips that serve a model at a latency target (0 where none does), where they
     run, the largest batch that meets the target there (``batch``) and the largest that fits
-    (``max_batch``), and at ``batch`` the times (s; inf where none) and tokens/s. Chapter "Serving a model"."""
+    (``max_batch``), and at ``batch`` the times (s; inf where none) and tokens/s. Chapter :ref:`ch-serving`."""
 
     n_chips: Number
     deployment: object
@@ -137,7 +137,7 @@ def largest_batch_within(
     """The largest decode batch that fits and takes at most ``tpot_target_s`` per token (0: none).
 
     A step's time grows with the batch, so a vectorised bisection over 1 ... ``max_batch``.
-    Chapter "Serving a model".
+    Chapter :ref:`ch-serving`.
     """
     context = positive("context_len", context_len, integral=True)
     target = float(positive("tpot_target_s", tpot_target_s, allow_inf=True))
@@ -179,7 +179,7 @@ def serving_chips(
     of ``context_len`` tokens, decode them within ``tpot_target_s`` per token and prefill one prompt of
     ``prompt_len`` tokens (default ``context_len``) within ``ttft_target_s``; with the largest batch that
     meets the target there. Queueing, and prefills sharing the chips with decode steps, are left out.
-    Vectorised over context and batch. Chapter "Serving a model".
+    Vectorised over context and batch. Chapter :ref:`ch-serving`.
     """
     sequences, context = broadcast(
         batch=positive("batch", batch, integral=True), context_len=positive("context_len", context_len, integral=True)
@@ -238,7 +238,7 @@ def serving_chips(
 @dataclass(frozen=True)
 class ThroughputBound:
     """The most output tokens per second (system and per chip) a workload can reach, the batch per replica
-    it assumes, the replicas, and the share of the time spent in prefill. Chapter "Serving a model"."""
+    it assumes, the replicas, and the share of the time spent in prefill. Chapter :ref:`ch-serving`."""
 
     tokens_per_s: Number
     tokens_per_s_per_chip: Number
@@ -266,7 +266,7 @@ def throughput_bound(
 
     ``tensor_parallel`` chips per replica (default all); ``batch`` per replica if the run fixes it,
     else the largest that fits at the mean context in ``usable_fraction`` of HBM. Tokens/s is 0 where
-    no batch fits. Chapter "Serving a model".
+    no batch fits. Chapter :ref:`ch-serving`.
     """
     count = whole_count("n_chips", n_chips)
     group = count if tensor_parallel is None else whole_count("tensor_parallel", tensor_parallel)
@@ -308,7 +308,7 @@ def serving_run_bound(run: ServingRun, input_len: Number | None = None) -> Throu
 
     Lengths the run does not state take the most generous values, the shortest contexts: a prompt of
     one token (or ``input_len``, an array to ask how long the unknown prompts could be) and, where the
-    answers' length is unknown too, two new tokens. Chapter "Serving a model".
+    answers' length is unknown too, two new tokens. Chapter :ref:`ch-serving`.
     """
     run = require(ServingRun, "run", run, "hw.serving_runs()[0]")
     prompt = run.input_len if run.input_len is not None else (1 if input_len is None else input_len)
@@ -332,7 +332,7 @@ def max_mean_prompt(run: ServingRun, longest: int = MLPERF_LLAMA2_MAX_TOKENS.val
     """The longest mean prompt (tokens, up to ``longest``) at which ``serving_run_bound`` still allows the run's
     measured tokens/s: what the model says about a run whose prompt lengths are not stated (0: none).
 
-    Chapter "Serving a model".
+    Chapter :ref:`ch-serving`.
     """
     run = require(ServingRun, "run", run, "hw.serving_runs()[0]")
     if run.input_len is not None:

@@ -20,7 +20,7 @@ chips (Shoeybi et al., "Megatron-LM", arXiv:1909.08053, Sec. 3): two all-reduces
 per layer, not overlapped with compute, on the group's topology in its cluster (``hw.group_topology``:
 an NVLink switch, a TPU slice's torus axes), the same placement training uses. The tensor-parallel
 degree divides the query heads, as in training; with more chips than KV heads each chip keeps a whole KV
-head, so the cache is replicated. Chapter "Serving a model"; "KV-cache precision" uses the memory term.
+head, so the cache is replicated. Chapter :ref:`ch-serving`; :ref:`ch-kv-cache` uses the memory term.
 """
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ class InferenceStep:
     ``time_s`` is the lower bound, ``time_upper_s`` the no-overlap sum, both with ``comm_time_s``;
     ``compute_time_s`` and ``memory_time_s`` are the two roofline terms of the totals on one chip's share.
     ``bound`` is "compute", "memory" or "communication" (the largest of the three).
-    Chapter "Serving a model".
+    Chapter :ref:`ch-serving`.
     """
 
     tokens: Number
@@ -105,7 +105,7 @@ def kv_copies(model: ModelShape, n_chips: int, kv_layout: str = "heads") -> floa
     """How many times the KV cache is stored over ``n_chips`` tensor-parallel chips: 1 up to n_kv_heads chips, or
     always with the cache split by sequence (``kv_layout="batch"``).
 
-    By heads each chip keeps ceil(n_kv_heads / n_chips) whole heads. Chapter "Serving a model".
+    By heads each chip keeps ceil(n_kv_heads / n_chips) whole heads. Chapter :ref:`ch-serving`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     one_of("kv_layout", kv_layout, KV_LAYOUTS)
@@ -136,7 +136,7 @@ def inference_step(
     quantization still computes in bf16). ``link_latency_s`` overrides the fabric's sourced latency. ``kv_layout``
     (``KV_LAYOUTS``) splits the cache by heads or by sequences; by sequences the all-to-all that regroups queries
     and outputs is left out, as small against the step.
-    Vectorised over batch, context and new tokens. Chapter "Serving a model".
+    Vectorised over batch, context and new tokens. Chapter :ref:`ch-serving`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     for name, dtype in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype), ("activation_dtype", activation_dtype)):
@@ -208,7 +208,7 @@ def time_to_first_token_s(
     """Seconds from a prompt of ``prompt_len`` tokens (for each of ``batch`` sequences) to its first new token.
 
     The prefill step (``inference_step`` with context 0 and the prompt as new tokens), its lower
-    bound or, with ``upper``, its no-overlap bound. Chapter "Serving a model".
+    bound or, with ``upper``, its no-overlap bound. Chapter :ref:`ch-serving`.
     """
     step = inference_step(
         model,
@@ -238,7 +238,7 @@ def time_per_output_token_s(
 ) -> Number:
     """Seconds per generated token of each sequence: one decode step of ``batch`` at ``context_len``.
 
-    Lower bound, or with ``upper`` the no-overlap bound. Chapter "Serving a model".
+    Lower bound, or with ``upper`` the no-overlap bound. Chapter :ref:`ch-serving`.
     """
     step = inference_step(model, chip, batch, context_len, 1, n_chips, weight_dtype, kv_dtype, **options)
     return step.time_upper_s if upper else step.time_s
@@ -257,7 +257,7 @@ def compute_bound_batch(
 
     inf where decode stays memory-bound at every batch (the attention over a long cache has a fixed
     intensity, about n_heads / n_kv_heads FLOPs per byte at bf16, below most ridge points). The first
-    power of two that is compute-bound, then a vectorised bisection below it. Chapter "Serving a model".
+    power of two that is compute-bound, then a vectorised bisection below it. Chapter :ref:`ch-serving`.
     """
     context = np.asarray(non_negative("context_len", context_len, integral=True), dtype=float)
 
@@ -291,7 +291,7 @@ def memory_bound_context(
     Each sequence added to a large batch adds FLOPs f0 + f1 s and bytes q0 + q1 s at context s (its
     weights' share vanishes); it never pays for itself once (q0 + q1 s) / beta >= (f0 + f1 s) / pi, that
     is from s* = (f0 / pi - q0 / beta) / (q1 / beta - f1 / pi). inf where the cache is read faster than
-    its attention computes. Chapter "Serving a model".
+    its attention computes. Chapter :ref:`ch-serving`.
     """
     large = 2.0**20  # every expert touched, and small enough for the differences to keep their digits
     step = inference_step(
@@ -326,7 +326,7 @@ def max_batch(
     """The largest batch of sequences of ``context_len`` tokens whose KV cache fits beside the weights (0: none).
 
     On ``n_chips`` chips' usable HBM (the chip's ``capacity_bytes``), the cache replicated as ``kv_copies``
-    says. Chapter "Serving a model".
+    says. Chapter :ref:`ch-serving`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_chips", n_chips)

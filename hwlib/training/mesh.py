@@ -23,7 +23,7 @@ the fsdp x cp ranks (ZeRO-3, as torchtitan and Megatron's distributed optimizer 
 context-parallel ranks too); the activations of the micro-batches in flight (``hw.activation_bytes``).
 FSDP gathers the weights once per step where they fit beside the rest, else for every micro-batch's
 forward and backward.
-Chapter "Sharding a training step".
+Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -71,7 +71,7 @@ BACKWARD_SHARE = 2.0 / 3.0
 @dataclass(frozen=True)
 class Mesh:
     """Degrees of data (dp), fully sharded data (fsdp, ZeRO-3), tensor (tp), pipeline (pp), expert (ep) and
-    context (cp) parallelism. Chapter "Sharding a training step"."""
+    context (cp) parallelism. Chapter :ref:`ch-sharding`."""
 
     dp: int = 1
     fsdp: int = 1
@@ -114,7 +114,7 @@ class TrainStep:
 
     ``comm_time_s`` and ``exposed_comm_time_s`` give each collective's time and the part of it that
     compute does not hide. ``reason`` says why the step does not fit ("" when it does).
-    Chapter "Sharding a training step".
+    Chapter :ref:`ch-sharding`.
     """
 
     mesh: Mesh
@@ -232,7 +232,7 @@ def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction) -> tup
 
 def local_params(model: ModelShape, mesh: Mesh) -> float:
     """Parameters one tensor- and pipeline-parallel rank holds before ZeRO: its share, experts over ep as well
-    (the FSDP shard before its split over fsdp x cp). Chapter "Sharding a training step"."""
+    (the FSDP shard before its split over fsdp x cp). Chapter :ref:`ch-sharding`."""
     dense, experts = split_params(model)
     return (dense + experts / mesh.ep) / (mesh.tp * mesh.pp)
 
@@ -315,7 +315,7 @@ def train_step(
     ``interleave`` chunks per pipeline stage. MFU counts the model's FLOPs without recomputation;
     ``hardware_flops_utilization`` with it. ``causal`` defaults to the model's own; False computes the whole
     attention score matrix, as kernels that mask it afterwards do. Raises ValueError for a mesh that does not
-    divide the model or the batch. Chapter "Sharding a training step".
+    divide the model or the batch. Chapter :ref:`ch-sharding`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")

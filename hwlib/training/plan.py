@@ -2,7 +2,7 @@
 
 Built on ``hw.train_step`` (``parallelism``). Megatron-LM's FLOP count, Eq. (3) of Narayanan et al.,
 "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC 2021,
-arXiv:2104.04473, Sec. 5.1, is the one its Table 1 reports. Chapter "Sharding a training step".
+arXiv:2104.04473, Sec. 5.1, is the one its Table 1 reports. Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ def fsdp_threshold_tokens(
 ) -> float:
     """Tokens per chip per step above which FSDP's all-gather and reduce-scatter hide behind compute, when the
     gathered weights stay for the whole step (one of each per step, as ``train_step`` assumes where they fit):
-    the traffic is fixed, compute grows with the tokens. Chapter "Sharding a training step"."""
+    the traffic is fixed, compute grows with the tokens. Chapter :ref:`ch-sharding`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=64)")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
@@ -42,7 +42,7 @@ def fsdp_threshold_tokens(
 
 def megatron_step_flops(batch: float, seq_len: float, n_layers: float, d: float, vocab: float) -> float:
     """FLOPs of one step as Narayanan et al. 2021 count them (Eq. 3), the recomputed forward included:
-    96 B s l h^2 (1 + s / 6h + V / 16 l h). Chapter "Sharding a training step"."""
+    96 B s l h^2 (1 + s / 6h + V / 16 l h). Chapter :ref:`ch-sharding`."""
     batch, seq_len, n_layers, d, vocab = (
         float(positive(name, value))
         for name, value in (("batch", batch), ("seq_len", seq_len), ("n_layers", n_layers), ("d", d), ("vocab", vocab))
@@ -54,8 +54,7 @@ def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
     """The most a measured run could reach in its own metric under ``train_step`` for its mesh, and the step.
 
     Micro-batches of one sequence under a pipeline, as many interleaved chunks as the layers allow (the
-    smallest bubble) and all of HBM (the run fitted) where the run does not say. Chapter "Sharding a
-    training step".
+    smallest bubble) and all of HBM (the run fitted) where the run does not say. Chapter :ref:`ch-sharding`.
     """
     run = require(TrainingRun, "run", run, "hw.training_runs()[0]")
     mesh = Mesh(**run.mesh)
@@ -93,7 +92,7 @@ def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len:
     """Every mesh of ``n_chips`` with power-of-two degrees: tp within one node and dividing the heads, pp up
     to the layers, cp only for sequences of ``CONTEXT_PARALLEL_FROM_TOKENS`` or more, ep for a mixture of experts, the
     rest split
-    between fsdp and dp. Chapter "Sharding a training step"."""
+    between fsdp and dp. Chapter :ref:`ch-sharding`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     count = whole_count("n_chips", n_chips)
@@ -118,7 +117,7 @@ def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len:
 @dataclass(frozen=True)
 class PlannedMesh:
     """One candidate mesh of a plan: its step (None where ``train_step`` refuses the mesh) and, where it does not
-    fit or is refused, why ("" where it fits). Chapter "Sharding a training step"."""
+    fit or is refused, why ("" where it fits). Chapter :ref:`ch-sharding`."""
 
     mesh: Mesh
     step: TrainStep | None
@@ -132,7 +131,7 @@ class PlannedMesh:
 @dataclass(frozen=True)
 class TrainingPlan:
     """Every candidate mesh of a cluster for one training step, feasible ones first by step time (``meshes``),
-    ``feasible`` those that fit; ``to_frame()`` is the table a chapter shows. Chapter "Sharding a training step"."""
+    ``feasible`` those that fit; ``to_frame()`` is the table a chapter shows. Chapter :ref:`ch-sharding`."""
 
     meshes: tuple[PlannedMesh, ...]
 
@@ -169,7 +168,7 @@ def plan_training(
 ) -> TrainingPlan:
     """``train_step`` for every candidate mesh of ``n_chips`` chips of ``cluster`` (default: the cluster's
     largest), feasible ones first by step time, each other one with its reason. ``options`` go to ``train_step``.
-    Chapter "Sharding a training step"."""
+    Chapter :ref:`ch-sharding`."""
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     count = cluster.max_chips if n_chips is None else n_chips
     if count is None:

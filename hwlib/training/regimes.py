@@ -5,8 +5,7 @@ then an optimizer update of b_opt bytes per parameter through HBM, sharded over 
 (ZeRO stage 1; Rajbhandari et al., SC 2020, Sec. 5.1), then a ring all-reduce of the gradients
 (``hw.allreduce_time_s``), not overlapped with compute: document 002's ``worked_example``
 (Table 5), re-derived here. Parameters are 12 d^2 per layer plus 2 V d for untied input and
-output embeddings (Kaplan et al. 2020, Sec. 2.1). Explained in the chapter "A 7B model, regime
-by regime".
+output embeddings (Kaplan et al. 2020, Sec. 2.1). Explained in the chapter :ref:`ch-seven-b-regimes`.
 """
 
 from __future__ import annotations
@@ -33,7 +32,7 @@ def transformer_params(d: Number | ModelShape, n_layers: Number | None = None, v
     """Parameters of a GELU-MLP, multi-head transformer: 12 d^2 L + 2 V d (untied embeddings; Kaplan et al. 2020).
 
     A ModelShape in place of ``d`` gives its own count (``model.params()``). Document 002's Table 5 uses
-    V = 50000; its Table 6 uses V = 0. Chapter "A 7B model, regime by regime".
+    V = 50000; its Table 6 uses V = 0. Chapter :ref:`ch-seven-b-regimes`.
     """
     if isinstance(d, ModelShape):
         if n_layers is not None:
@@ -52,7 +51,7 @@ def transformer_params(d: Number | ModelShape, n_layers: Number | None = None, v
 def optimizer_bytes(n_params: Number, n_chips: Number = 1, b_opt: Number = doc002.B_OPT) -> Number:
     """HBM bytes per chip of one optimizer update sharded over ``n_chips``: b_opt P / N.
 
-    Chapter "A 7B model, regime by regime".
+    Chapter :ref:`ch-seven-b-regimes`.
     """
     params, chips, size = broadcast(
         n_params=positive("n_params", n_params),
@@ -68,7 +67,7 @@ class TrainingStep:
 
     ``time_s`` = ``layers_time_s`` + ``optimizer_time_s`` + ``allreduce_time_s``; ``slowdown`` =
     ``time_s`` / (FLOPs / peak). The energy properties (``energy_j`` = ``arithmetic_j`` + ``hbm_j``
-    + ``static_j``) need the chip's energy parameters. Chapter "A 7B model, regime by regime".
+    + ``static_j``) need the chip's energy parameters. Chapter :ref:`ch-seven-b-regimes`.
     """
 
     chip: Chip
@@ -148,7 +147,7 @@ def training_step(
     ``d`` may be a dense ModelShape (its own layers, count and parameters). ``n_params`` defaults to 12 d^2 L;
     ``fabric_bytes_per_s`` (per chip per direction) is needed
     where ``n_chips`` > 1. Static power runs for the whole step. Broadcasts over every numeric
-    argument. Document 002, Table 5; chapter "A 7B model, regime by regime".
+    argument. Document 002, Table 5; chapter :ref:`ch-seven-b-regimes`.
     """
     chip = require_chip(chip)
     if isinstance(d, ModelShape):
@@ -215,7 +214,7 @@ def regime_fabric(chip: Chip, kind: str) -> Fabric:
     """The fabric a regime of ``kind`` ("scale-up" or "scale-out") runs over for ``chip``.
 
     Document 002's own fabric for its records (its numbers go with its other numbers); for a vendor chip, the
-    node fabric or network of its cluster (``hw.clusters(chip=...)``). Chapter "A 7B model, regime by regime".
+    node fabric or network of its cluster (``hw.clusters(chip=...)``). Chapter :ref:`ch-seven-b-regimes`.
     """
     chip = require_chip(chip)
     one_of("kind", kind, FABRIC_KINDS)
@@ -246,7 +245,7 @@ def regime_steps(
     maps a
     scenario's fabric kind to a Fabric (default: ``regime_fabric``); ``options`` go to
     ``training_step`` (b_w, a, b_opt, b_ar, on_chip_fraction, power_cap).
-    Chapter "A 7B model, regime by regime".
+    Chapter :ref:`ch-seven-b-regimes`.
     """
     chip = require_chip(chip)
     if not scenarios or not all(isinstance(s, Scenario) for s in scenarios):

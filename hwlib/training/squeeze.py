@@ -24,7 +24,7 @@ is smallest at B_opt = sqrt(B_crit N T_fixed), where it is (1 + sqrt(N T_fixed /
 times the ideal E_min t_token / N. Document 002's Table 6 (``table_squeeze``) evaluates
 B_opt with B_crit = 1e6 tokens.
 
-Explained in the chapter "The batch-size squeeze" (book/batch_squeeze.md).
+Explained in the chapter :ref:`ch-batch-squeeze` (book/batch_squeeze.md).
 """
 
 from __future__ import annotations
@@ -53,7 +53,7 @@ def optimal_batch_tokens(critical_batch_tokens: Number, n_chips: Number, fixed_c
     """Time-optimal global batch (tokens): B_opt = sqrt(B_crit N T_fixed).
 
     Minimises S (t_fixed + B t_token / N) with S = S_min (1 + B_crit / B) (McCandlish et al.
-    2018, Eq. 2.11). Chapter "The batch-size squeeze".
+    2018, Eq. 2.11). Chapter :ref:`ch-batch-squeeze`.
     """
     crit, chips, fixed = broadcast(
         critical_batch_tokens=positive("critical_batch_tokens", critical_batch_tokens),
@@ -67,7 +67,7 @@ def critical_batch_from_loss(loss_nats: Number) -> Number:
     """Kaplan et al.'s critical batch (tokens) at loss L (nats): B_* / L^(1 / alpha_B), B_* = 2e8, alpha_B = 0.21.
 
     A fit to WebText2 language models (Kaplan et al. 2020, Sec. 5.1, Eq. 5.1); it grows as
-    training lowers the loss. Chapter "The batch-size squeeze".
+    training lowers the loss. Chapter :ref:`ch-batch-squeeze`.
     """
     loss = positive("loss_nats", loss_nats)
     b_star, alpha = (literature.KAPLAN_CRITICAL_BATCH[k].value for k in ("b_star", "alpha_b"))
@@ -77,7 +77,7 @@ def critical_batch_from_loss(loss_nats: Number) -> Number:
 def steps_to_target(batch_tokens: Number, min_steps: Number, critical_batch_tokens: Number = CRITICAL_BATCH) -> Number:
     """Optimizer steps to reach a target loss at global batch B: S = S_min (1 + B_crit / B).
 
-    McCandlish et al. 2018, Eq. 2.11 with E = B S. Chapter "The batch-size squeeze".
+    McCandlish et al. 2018, Eq. 2.11 with E = B S. Chapter :ref:`ch-batch-squeeze`.
     """
     batch, steps, crit = broadcast(
         batch_tokens=positive("batch_tokens", batch_tokens),
@@ -92,7 +92,7 @@ def tokens_to_target(
 ) -> Number:
     """Training tokens to reach a target loss at global batch B: E = E_min (1 + B / B_crit).
 
-    McCandlish et al. 2018, Eq. 2.11 with E = B S. Chapter "The batch-size squeeze".
+    McCandlish et al. 2018, Eq. 2.11 with E = B S. Chapter :ref:`ch-batch-squeeze`.
     """
     batch, tokens, crit = broadcast(
         batch_tokens=positive("batch_tokens", batch_tokens),
@@ -110,7 +110,7 @@ class BatchSqueeze:
     fixed time in token-equivalents per chip; ``optimal_batch_tokens`` is B_opt,
     ``tokens_per_chip`` is B_opt / N; ``optimal_time_ratio`` is the time to target at
     B_opt over the ideal (no fixed cost, no wasted examples). Floats for scalar inputs,
-    arrays of the broadcast shape otherwise. Chapter "The batch-size squeeze".
+    arrays of the broadcast shape otherwise. Chapter :ref:`ch-batch-squeeze`.
     """
 
     n_chips: Number
@@ -150,7 +150,7 @@ def batch_squeeze(
     per chip) across them. ``flops_per_token`` defaults to 6 P. Returns T_fixed =
     (t_allreduce + t_optimizer) peak / flops_per_token and B_opt = sqrt(B_crit N T_fixed).
     Broadcasts over n_params, n_chips, bandwidths, critical_batch_tokens, b_opt and b_ar.
-    Document 002, Table 6 (``table_squeeze``); chapter "The batch-size squeeze".
+    Document 002, Table 6 (``table_squeeze``); chapter :ref:`ch-batch-squeeze`.
     """
     chip = require_chip(chip)
     peak = chip.peak(dtype)
@@ -208,7 +208,7 @@ def cluster_squeeze(
 
     A cluster without a node size (document 002's assumption) runs one flat ring over its
     node fabric; one without a network covers at most one domain (ValueError beyond it).
-    Chapter "The batch-size squeeze".
+    Chapter :ref:`ch-batch-squeeze`.
     """
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     chips = _count("n_chips", n_chips)
@@ -242,7 +242,7 @@ class TimeToTarget:
     """Steps, tokens and wall-clock time to a target loss at global batch B (see ``time_to_target``).
 
     ``ideal_time_s`` is E_min t_token / N, the time with no fixed cost and no wasted
-    examples; ``ratio`` = ``time_s`` / ``ideal_time_s``. Chapter "The batch-size squeeze".
+    examples; ``ratio`` = ``time_s`` / ``ideal_time_s``. Chapter :ref:`ch-batch-squeeze`.
     """
 
     batch_tokens: Number
@@ -261,7 +261,7 @@ def time_to_target(squeeze: BatchSqueeze, batch_tokens: Number, min_tokens: Numb
     Eq. 2.11-2.12); each step takes t_fixed + (B / N) t_token. ``min_tokens`` E_min is the
     tokens a tiny-batch run needs. Broadcasts ``batch_tokens`` against the squeeze's arrays
     (give B a trailing axis, e.g. ``B[:, None]``, to sweep several N at once). The minimum
-    over B lies at ``squeeze.optimal_batch_tokens``. Chapter "The batch-size squeeze".
+    over B lies at ``squeeze.optimal_batch_tokens``. Chapter :ref:`ch-batch-squeeze`.
     """
     if not isinstance(squeeze, BatchSqueeze):
         raise TypeError(f"squeeze must be a BatchSqueeze record from hw.batch_squeeze, got {squeeze!r}")

@@ -13,7 +13,7 @@ So a chip holds A + S / N bytes, A its unsplit parts and activations, S the spli
 fewest chips is ceil(S / (u M - A)) where u M > A, and none where one chip's activations and
 unsplit state alone overflow it: then tensor, sequence or context parallelism (not modelled
 here) must split the activations, and the result says so. Memory is never pooled across chips.
-Explained in the chapter "HBM budgets for training".
+Explained in the chapter :ref:`ch-hbm-budgets`.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ class TrainingMemory:
     """Bytes one chip holds: each state part after sharding, the activations of its micro-batch, the logits.
 
     ``n_chips`` is the fewest chips under the sharding whose usable HBM holds it (``None`` where no
-    number does, ``reason`` says why). Chapter "HBM budgets for training".
+    number does, ``reason`` says why). Chapter :ref:`ch-hbm-budgets`.
     """
 
     sharding: str
@@ -77,7 +77,7 @@ def chip_bytes(
     ranks (ZeRO), the activations its pipeline stage keeps for ``in_flight`` micro-batches of ``sequences``
     sequences of ``seq_len`` tokens (``seq_len / cp`` per context-parallel rank; tensor and sequence parallel over
     ``tp`` where tp > 1), and the logits (split over tp). The one memory count of ``training_memory`` and
-    ``hw.train_step``. Chapters "HBM budgets for training" and "Sharding a training step"."""
+    ``hw.train_step``. Chapters :ref:`ch-hbm-budgets` and :ref:`ch-sharding`."""
     params = model.params()
     experts = model.param_breakdown().get("experts", 0.0)
     local = (params - experts + experts / ep) / (tp * pp)
@@ -115,7 +115,7 @@ def training_memory(
 
     With ``n_chips`` the parts are those of that many chips; otherwise of the fewest that fit (or of one chip
     where none does). Activations follow ``hw.activation_bytes`` for the model's own structure.
-    Chapter "HBM budgets for training".
+    Chapter :ref:`ch-hbm-budgets`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     chip = require_chip(chip)

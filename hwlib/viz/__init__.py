@@ -29,7 +29,13 @@ _NAMES = {
         "xla_counts_table",
         "xla_layer_table",
     ),
-    "hwlib.viz.check_tables": ("plan_training", "serving_check_table", "serving_sources_table", "training_check_table"),
+    "hwlib.viz.check_tables": (
+        "collective_check_table",
+        "plan_training",
+        "serving_check_table",
+        "serving_sources_table",
+        "training_check_table",
+    ),
     "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),
     "hwlib.viz.memory_figures": ("plot_activations", "plot_decode_bound", "plot_kv_per_token", "plot_max_params"),
     "hwlib.viz.commute_figures": (

@@ -1,5 +1,5 @@
-"""Measured runs beside their bounds, and the training plan: the tables of the chapters "Serving a model" and
-"Sharding a training step" that put hwlib's models next to published measurements.
+"""Measured runs beside their bounds, and the training plan: the tables of the chapters :ref:`ch-serving` and
+:ref:`ch-sharding` that put hwlib's models next to published measurements.
 """
 
 from __future__ import annotations
@@ -8,17 +8,22 @@ from collections.abc import Sequence
 
 import pandas as pd
 
+from hwlib.collectives import collective_time_s
+from hwlib.data import cluster as find_cluster
 from hwlib.data import model as find_model
 from hwlib.data import serving_runs as all_serving_runs
+from hwlib.data import step_measurements
 from hwlib.data import training_runs as all_training_runs
-from hwlib.data.records import ServingRun, TrainingRun
+from hwlib.data.records import CollectiveRun, ServingRun, TrainingRun
+from hwlib.placement import group_topology
 from hwlib.serving.plan import max_mean_prompt, serving_run_bound
 from hwlib.training.plan import training_run_bound
+from hwlib.units import GiB
 
 
 def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
     """Measured serving runs beside the model's throughput bound: tokens/s, the share of the bound reached,
-    and for runs of unstated prompt length the longest mean prompt the bound allows. Chapter "Serving a model".
+    and for runs of unstated prompt length the longest mean prompt the bound allows. Chapter :ref:`ch-serving`.
     """
     runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, ServingRun) for run in runs):
@@ -54,7 +59,7 @@ def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFram
 def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
     """Where each measured serving run comes from: the file or page, the line quoted, the configuration notes.
 
-    Chapter "Serving a model".
+    Chapter :ref:`ch-serving`.
     """
     runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, ServingRun) for run in runs):
@@ -73,7 +78,7 @@ def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFr
 def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFrame:
     """Measured training runs beside ``hw.train_step``'s bound for each one's own mesh, in its own metric.
 
-    Chapter "Sharding a training step".
+    Chapter :ref:`ch-sharding`.
     """
     runs = all_training_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, TrainingRun) for run in runs):
@@ -98,6 +103,34 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
                 "bound": bound * scale,
                 "% of bound": 100 * run.measured.value / bound,
                 "key": run.key,
+            }
+        )
+    return pd.DataFrame(rows).set_index("run")
+
+
+def collective_check_table(runs: Sequence[CollectiveRun] | None = None) -> pd.DataFrame:
+    """Measured collectives beside ``hw.collective_time_s`` on their cluster's placement (levels pipelined, and in
+    series as the source documents add them): times in ms and the share of the bound each reaches (bound time over
+    measured time, %). Chapter :ref:`ch-sharding`."""
+    runs = step_measurements.COLLECTIVE_RUNS if runs is None else tuple(runs)
+    if not runs or not all(isinstance(run, CollectiveRun) for run in runs):
+        raise TypeError(f"runs must be a non-empty sequence of CollectiveRun records, got {runs!r}")
+    rows = []
+    for run in runs:
+        cluster = find_cluster(run.cluster_key)
+        bound = collective_time_s(run.kind, run.n_bytes, group_topology(cluster, run.n_chips, 1, run.n_chips))
+        series = collective_time_s(
+            run.kind, run.n_bytes, group_topology(cluster, run.n_chips, 1, run.n_chips, pipelined=False)
+        )
+        rows.append(
+            {
+                "run": f"{run.n_chips} x {cluster.chip.name}, {run.source}",
+                "cluster": cluster.name,
+                "array (GiB)": run.n_bytes / GiB,
+                "measured (ms)": 1e3 * run.time_s,
+                "bound (ms)": 1e3 * float(bound),
+                "levels in series (ms)": 1e3 * float(series),
+                "% of bound": 100 * float(bound) / run.time_s,
             }
         )
     return pd.DataFrame(rows).set_index("run")

@@ -1,8 +1,7 @@
 """Compute-to-commute figures: step intensity, T_min, energy shares, energy per FLOP, regimes, time to target.
 
-Chapters "What moving a byte costs", "The training step as compute and commute", "The
-element-wise tax and where the joules go", "A 7B model, regime by regime" and "The batch-size
-squeeze". Panels (a) to (c) redraw document 002's figure without its flaws (its legend covers
+Chapters :ref:`ch-moving-bytes`, :ref:`ch-compute-and-commute`, :ref:`ch-elementwise-tax`, :ref:`ch-seven-b-regimes`
+and :ref:`ch-batch-squeeze`. Panels (a) to (c) redraw document 002's figure without its flaws (its legend covers
 panel c; its title formula leaves out the re-blocking term).
 """
 
@@ -45,7 +44,7 @@ def plot_step_intensity(
 
     Time balances of ``chip`` and ``balance_chips`` are dashed lines, ``chip``'s energy
     balance (where it has one) a dash-dot line, and the small-T asymptote I = 6 T / b_w a thin grey line.
-    Panel (a) of document 002's figure; chapter "The training step as compute and commute".
+    Panel (a) of document 002's figure; chapter :ref:`ch-compute-and-commute`.
     """
     chip = require_chip(chip)
     ax = new_axes(ax)
@@ -100,7 +99,7 @@ def plot_t_min(
     """T_min (tokens per weight visit) vs hidden size d for each chip, with d_min and the large-d limit marked.
 
     The large-d limit drawn is the model's own, including the L2 re-blocking term.
-    Panel (b) of document 002's figure; chapter "The training step as compute and commute".
+    Panel (b) of document 002's figure; chapter :ref:`ch-compute-and-commute`.
     """
     ax = new_axes(ax)
     widths = np.geomspace(*log_range("d_range", d_range), 400)
@@ -149,7 +148,7 @@ def plot_energy_shares(
     """Stacked shares of one layer step's energy vs tokens per weight visit, with T_min marked.
 
     The legend sits below the axes, where it covers nothing. Panel (c) of document 002's
-    figure; chapter "The element-wise tax and where the joules go".
+    figure; chapter :ref:`ch-elementwise-tax`.
     """
     ax = new_axes(ax, figsize=(7.0, 4.8))
     tokens = np.geomspace(*log_range("tokens_range", tokens_range), 300)
@@ -193,7 +192,7 @@ def plot_energy_per_flop(
     """Dynamic energy per FLOP (pJ) vs HBM intensity, e_flop + e_hbm / I, one line per chip.
 
     Circles mark each chip's energy balance (where HBM and arithmetic energy are equal, so
-    the curve is at twice e_flop), crosses its time balance. Chapter "What moving a byte costs".
+    the curve is at twice e_flop), crosses its time balance. Chapter :ref:`ch-moving-bytes`.
     """
     ax = new_axes(ax)
     intensity = np.geomspace(*log_range("intensity_range", intensity_range), 300)
@@ -221,7 +220,7 @@ def plot_energy_per_flop(
     return ax
 
 
-# --- the batch-size squeeze (chapter "The batch-size squeeze") ----------------------------
+# --- the batch-size squeeze (chapter :ref:`ch-batch-squeeze`) ----------------------------
 
 
 def plot_time_to_target(
@@ -239,7 +238,7 @@ def plot_time_to_target(
     Each line is S_min (1 + B_crit / B)(t_fixed + B t_token / N) for ``min_tokens`` E_min;
     dotted lines of the same colour are the ideal E_min t_token / N, circles the time-optimal
     batch, the dashed grey line B_crit. Left of the minimum the fixed per-step costs
-    dominate, right of it examples are wasted. Chapter "The batch-size squeeze".
+    dominate, right of it examples are wasted. Chapter :ref:`ch-batch-squeeze`.
     """
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     ax = new_axes(ax, (7.0, 5.0))
@@ -301,7 +300,7 @@ def plot_regimes(
 
     Left: layers, optimizer update and all-reduce as shares of the step time, labelled with
     ms per token; right: arithmetic, HBM and static energy, labelled with mJ per token.
-    ``steps`` is ``hw.regime_steps(...)``; chapter "A 7B model, regime by regime".
+    ``steps`` is ``hw.regime_steps(...)``; chapter :ref:`ch-seven-b-regimes`.
     """
     if not isinstance(steps, TrainingStep):
         raise TypeError(f"steps must be a TrainingStep such as hw.regime_steps(chip), got {steps!r}")

@@ -1,7 +1,7 @@
 """Roofline figures: rooflines of catalogue chips, a kernel on them, capacity against ridge point, a measured roofline.
 
 Each function draws on an axes it is given (or a new one) and returns it, so chapters can
-combine panels. Chapters "Rooflines and ridge points" and "Your own roofline".
+combine panels. Chapters :ref:`ch-rooflines` and :ref:`ch-own-roofline`.
 """
 
 from __future__ import annotations
@@ -84,7 +84,7 @@ def plot_capacity_and_ridge(
     return axes
 
 
-# --- measured rooflines (chapter "Your own roofline") -------------------------------------
+# --- measured rooflines (chapter :ref:`ch-own-roofline`) -------------------------------------
 
 _MARKERS = {"matmul": "o", "matvec": "^", "stream": "s"}
 
@@ -97,14 +97,14 @@ def plot_measured_roofline(
     intensity_range: tuple[float, float] = (0.05, 2000.0),
     ax: plt.Axes | None = None,
 ) -> plt.Axes:
-    """The measured roofline of ``chip`` (a ``hw.measured_chip``) per dtype, with each measured kernel on it.
+    """The measured roofline of ``chip`` (a ``hw.measure.measured_chip``) per dtype, with each measured kernel on it.
 
     Lines: min(measured peak, I x measured bandwidth) for every dtype the record has. Points:
     each ``hw.Measurement`` at hwlib's intensity and its achieved FLOP/s (circles: square
     matmuls, labelled by size; triangles: matrix-vector; squares: the stream kernel).
     ``peaks`` maps a label to a theoretical peak (FLOP/s), drawn as a dotted line.
     Axes in GFLOP/s when the peak is under 1 TFLOP/s, else TFLOP/s.
-    Chapter "Your own roofline".
+    Chapter :ref:`ch-own-roofline`.
     """
     chip = require_chip(chip)
     ax = new_axes(ax, (7.0, 4.6))

@@ -1,6 +1,6 @@
 """Memory figures: activations against sequence length, the largest model that fits, KV cache per token, decode bound.
 
-Chapters "HBM budgets for training" and "KV-cache precision".
+Chapters :ref:`ch-hbm-budgets` and :ref:`ch-kv-cache`.
 """
 
 from __future__ import annotations
@@ -56,7 +56,7 @@ def plot_activations(
 
     Solid lines store the attention scores; dashed lines use a FlashAttention-style kernel
     (no s^2 term), which is drawn only where it differs. With ``chip``, a grey line marks
-    its usable HBM. Explained in the chapter "HBM budgets for training".
+    its usable HBM. Explained in the chapter :ref:`ch-hbm-budgets`.
     """
     if model is not None:
         if not isinstance(model, ModelShape) or d is not None or n_heads is not None or n_layers is not None:
@@ -104,7 +104,7 @@ def plot_max_params(
 
     ``capacities`` maps a label (e.g. "one v5e chip") to usable bytes. Horizontal bars,
     one group per recipe, one bar (colour) per capacity, log scale. Activations are not
-    counted. Explained in the chapter "HBM budgets for training".
+    counted. Explained in the chapter :ref:`ch-hbm-budgets`.
     """
     chosen = [find_recipe(key) for key in recipes] if recipes is not None else list(all_recipes())
     if not isinstance(capacities, Mapping) or not capacities:
@@ -135,7 +135,7 @@ def plot_kv_per_token(
 ) -> plt.Axes:
     """KV-cache KiB per token of each model (``hw.models()`` shapes), one bar per cache dtype.
 
-    Explained in the chapter "KV-cache precision".
+    Explained in the chapter :ref:`ch-kv-cache`.
     """
     _require_models(models)
     ax = new_axes(ax, (7.5, 0.2 * len(models) * len(dtypes) + 1.0))
@@ -170,7 +170,7 @@ def plot_decode_bound(
 
     Each line is ``hw.inference_step``'s lower bound at these batches; it stops at the largest
     batch whose KV cache still fits beside the weights (``hw.max_batch``). Explained in the chapter
-    "KV-cache precision".
+    :ref:`ch-kv-cache`.
     """
     _require_models([model])
     require_chip(chip)

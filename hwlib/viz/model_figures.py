@@ -1,7 +1,7 @@
 """Model figures: where a transformer's parameters sit, and its training FLOPs per token against 6P.
 
 Both read every count from the model's shape (``ModelShape.param_breakdown``,
-``ModelShape.flops_per_token``). Chapter "Counting a transformer".
+``ModelShape.flops_per_token``). Chapter :ref:`ch-counting`.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def plot_param_shares(models: Sequence[ModelShape], *, ax: plt.Axes | None = Non
     """Share (%) of each model's parameters in embedding, attention, MLP (or all experts), LM head and the rest.
 
     One horizontal stacked bar per model, labelled with its total count. A tied model has no LM-head
-    segment: its embedding serves as the head. Explained in the chapter "Counting a transformer".
+    segment: its embedding serves as the head. Explained in the chapter :ref:`ch-counting`.
     """
     records = _require_models(models)
     ax = new_axes(ax, (7.5, 0.42 * len(records) + 1.3))
@@ -83,7 +83,7 @@ def plot_flops_over_6p(models: Sequence[ModelShape], seq_lens: np.ndarray, *, ax
 
     P is each model's total parameter count; a mixture of experts gets a second, dashed line against
     6 times its active count. A line above 1 means 6P underestimates the work. Keep to about five models
-    (at most six lines). Explained in the chapter "Counting a transformer".
+    (at most six lines). Explained in the chapter :ref:`ch-counting`.
     """
     records = _require_models(models)
     seq_lens = np.asarray(seq_lens, dtype=float)

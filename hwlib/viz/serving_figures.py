@@ -1,6 +1,6 @@
 """Serving figures: prefill and decode on a chip's roofline, and latency against throughput.
 
-Chapter "Serving a model".
+Chapter :ref:`ch-serving`.
 """
 
 from __future__ import annotations

@@ -36,8 +36,7 @@ from hwlib.units import GB, TERA, GiB, MiB, format_quantity
 
 
 def printed_capacity(chip: Chip) -> str:
-    """The HBM capacity in the unit its source prints, e.g. '16 GiB' or '80 GB'. Chapter "Rooflines and ridge
-    points"."""
+    """The HBM capacity in the unit its source prints, e.g. '16 GiB' or '80 GB'. Chapter :ref:`ch-rooflines`."""
     chip = require_chip(chip)
     binary = "gib" in chip.hbm.quoted.lower()
     return f"{chip.hbm_bytes / (GiB if binary else GB):,.4g} {'GiB' if binary else 'GB'}"
@@ -46,7 +45,7 @@ def printed_capacity(chip: Chip) -> str:
 def chip_table(chips: Sequence[Chip], dtype: str = "bf16") -> pd.DataFrame:
     """One row per chip: dense ``dtype`` peak, HBM as printed (in its printed unit) and as a program sees it,
     bandwidth, ridge point, and the on-chip memory the layer model's re-blocking term uses (NaN where none is
-    sourced). Chapter "Rooflines and ridge points" and the hardware appendix.
+    sourced). Chapter :ref:`ch-rooflines` and the hardware appendix.
     """
     rows = [
         {
@@ -93,7 +92,7 @@ def fabric_table(records: Sequence[Fabric] | None = None) -> pd.DataFrame:
     """One row per fabric: kind, the quote and its direction convention, GB/s per direction, domain, the latency of
     one ring step where sourced, source.
 
-    Chapter "The batch-size squeeze".
+    Chapter :ref:`ch-batch-squeeze`.
     """
     records = all_fabrics() if records is None else tuple(records) if isinstance(records, (list, tuple)) else ()
     if not records or not all(isinstance(record, Fabric) for record in records):
@@ -113,7 +112,7 @@ def fabric_table(records: Sequence[Fabric] | None = None) -> pd.DataFrame:
 
 
 def byte_cost_table() -> pd.DataFrame:
-    """Document 002's Table 1: pJ and int8-add equivalents per row, with notes. Chapter "What moving a byte costs"."""
+    """Document 002's Table 1: pJ and int8-add equivalents per row, with notes. Chapter :ref:`ch-moving-bytes`."""
     rows = byte_costs()
     joules = np.array([row.joules for row in rows])
     return pd.DataFrame(
@@ -130,7 +129,7 @@ def balance_table(
     Columns: peak (TFLOP/s), HBM (TB/s), time balance, energy balance where the chip has energy
     parameters (FLOP/byte), d_min, the document's "T_min(inf d) = 2 beta" (b_w I* / 6), the limit
     with the re-blocking term, and whether the chip's on-chip memory is sourced.
-    Chapter "The training step as compute and commute".
+    Chapter :ref:`ch-compute-and-commute`.
     """
     rows = []
     for record in require_chips(chips):
@@ -161,7 +160,7 @@ def t_min_table(
 ) -> pd.DataFrame:
     """Document 002's Table 3: T_min (tokens per weight visit) per d (rows) and chip (columns); inf = never.
 
-    Chapter "The training step as compute and commute".
+    Chapter :ref:`ch-compute-and-commute`.
     """
     widths = np.atleast_1d(positive("ds", ds))
     return pd.DataFrame(
@@ -178,7 +177,7 @@ def elementwise_tax_table(
 ) -> pd.DataFrame:
     """Document 002's Table 4 with the share beside the ratio: per d (rows), for each chip, element-wise over GEMM
     time, the element-wise share of step time (%), and HBM-activation over arithmetic energy (%, where the chip has
-    energy parameters). Chapter "The element-wise tax and where the joules go".
+    energy parameters). Chapter :ref:`ch-elementwise-tax`.
     """
     widths = np.atleast_1d(positive("ds", ds))
     columns = {}
@@ -194,7 +193,7 @@ def regime_table(chip: Chip, scenarios: Sequence[Scenario] = doc002.SCENARIOS, *
     """Document 002's Table 5: per-token time (ms) of each scenario on ``chip``, and where its chip has energy
     parameters the energy (mJ) and its shares. ``options`` go to ``hw.regime_steps``.
 
-    Chapter "A 7B model, regime by regime".
+    Chapter :ref:`ch-seven-b-regimes`.
     """
     step = regime_steps(chip, tuple(scenarios), **options)
     columns = {"tokens/step/chip": step.tokens_per_step, "time (ms/token)": 1e3 * np.asarray(step.time_per_token_s)}
@@ -235,7 +234,7 @@ def squeeze_table(
     """Document 002's Table 6 for any clusters: one row per (cluster, N), columns ``SQUEEZE_COLUMNS``.
 
     ``parity_column=True`` adds the document's "comm parity at" column, which is T_fixed again.
-    ``options`` go to ``hw.cluster_squeeze``. Chapter "The batch-size squeeze".
+    ``options`` go to ``hw.cluster_squeeze``. Chapter :ref:`ch-batch-squeeze`.
     """
     records = tuple(clusters) if isinstance(clusters, (list, tuple)) else ()
     if not records or not all(isinstance(c, Cluster) for c in records):
@@ -270,7 +269,7 @@ def _measurements(measurements: object) -> list[Measurement]:
 def measurements_table(measurements: Sequence[Measurement]) -> pd.DataFrame:
     """One row per measurement: hwlib's counts, intensity, median time, spread, FLOP/s and bytes/s.
 
-    Chapter "Your own roofline".
+    Chapter :ref:`ch-own-roofline`.
     """
     rows = [
         {
@@ -291,7 +290,7 @@ def measurements_table(measurements: Sequence[Measurement]) -> pd.DataFrame:
 def xla_counts_table(measurements: Sequence[Measurement]) -> pd.DataFrame:
     """For each measured kernel: hwlib's FLOPs and bytes beside XLA's, and their ratios (one compilation each).
 
-    Chapter "Your own roofline".
+    Chapter :ref:`ch-own-roofline`.
     """
     rows = []
     for record in _measurements(measurements):
@@ -319,7 +318,7 @@ def xla_layer_table(ds: object, Ts: object, weights_only: bool = True) -> pd.Dat
     the input gradient.
 
     ``ds`` and ``Ts`` are broadcast together; each pair is one compilation, two with ``weights_only``.
-    Chapter "The training step as compute and commute".
+    Chapter :ref:`ch-compute-and-commute`.
     """
     widths = as_real_array("ds", ds, minimum=0.0, strictly_above=True, integral=True)
     tokens = as_real_array("Ts", Ts, minimum=0.0, strictly_above=True, integral=True)

@@ -1,6 +1,6 @@
 """Training-step figures: where the time of one step goes, mesh by mesh.
 
-Chapter "Sharding a training step".
+Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ note where sources disagree (astropy.constants keeps constants this way). Record
 them and offer each as a plain float whose name carries its unit (``chip.hbm_bytes``), so
 code reads one field one way. The numbers themselves live in the source modules beside
 this one (``vendor_chips``, ``vendor_systems``, ``literature``, ``model_shapes``, ``doc000``,
-``doc002``). Explained in the introduction and the chapter "Rooflines and ridge points".
+``doc002``). Explained in the introduction and the chapter :ref:`ch-rooflines`.
 """
 
 from hwlib.data.records.hardware import (

@@ -1,7 +1,6 @@
 """Hardware records: chips, the fabrics between them, clusters built of both, and the sizes chips are sold in.
 
-Explained in the chapters "Rooflines and ridge points", "HBM budgets for training" and "The
-batch-size squeeze".
+Explained in the chapters :ref:`ch-rooflines`, :ref:`ch-hbm-budgets` and :ref:`ch-batch-squeeze`.
 """
 
 from __future__ import annotations
@@ -187,8 +186,8 @@ class Fabric:
     is one of ``FABRIC_TOPOLOGIES``. ``in_network_reduction``, where the switches reduce (NVLink SHARP,
     InfiniBand SHARP), is a published all-reduce that used it: its algorithm bandwidth (array bytes per chip
     over time, B/s); an all-reduce over such a fabric is then bounded by one send and one receive of the
-    array at the link rate after ``reduction_latency`` (s), which that measurement must not beat. Chapter "The
-    batch-size squeeze".
+    array at the link rate after ``reduction_latency`` (s), which that measurement must not beat. Chapter
+    :ref:`ch-batch-squeeze`.
     """
 
     key: str
@@ -252,7 +251,7 @@ class Cluster:
     ``node_size`` comes from the node fabric's domain size; None means the node fabric is
     assumed to join every chip (document 002's Table 6). ``network`` is the per-chip
     scale-out fabric, None where none is modelled (a TPU slice stays on its ICI).
-    Chapter "The batch-size squeeze".
+    Chapter :ref:`ch-batch-squeeze`.
     """
 
     key: str
@@ -294,7 +293,7 @@ class Deployment:
 
     ``sizes`` ascend; ``names`` and ``topologies`` go with them. Beyond the largest size,
     whole multiples of it are used (slices joined by the data-centre network, or several
-    nodes). ``chip_keys`` are the chips it applies to. Chapter "HBM budgets for training".
+    nodes). ``chip_keys`` are the chips it applies to. Chapter :ref:`ch-hbm-budgets`.
     """
 
     key: str

@@ -4,7 +4,7 @@ Families read: Llama, Mistral, Mixtral, Qwen2, Gemma 2, GPT-2 and GPT-NeoX (thei
 Each family's keys are mapped to the shape (the key names are those of the ``transformers``
 configuration classes of the same names). A key that would change a count but is not modelled
 raises a ValueError naming it; any other key the reader does not use is named in a warning,
-never silently dropped. Explained in the chapter "KV-cache precision".
+never silently dropped. Explained in the chapter :ref:`ch-kv-cache`.
 """
 
 from __future__ import annotations

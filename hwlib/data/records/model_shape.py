@@ -18,8 +18,7 @@ norms, learned positions, and mixture-of-experts fields. Counting from the shape
 
 The source documents' transformer (12 d^2 parameters and 72 d^2 T training FLOPs per layer) is the
 special case of a GELU MLP of width 4d, multi-head attention, no biases and no norms. Explained in
-the chapter "KV-cache precision" and, for document 002's special case, "The training step as
-compute and commute".
+the chapter :ref:`ch-kv-cache` and, for document 002's special case, :ref:`ch-compute-and-commute`.
 """
 
 from __future__ import annotations
@@ -57,7 +56,7 @@ class ModelShape:
     ``causal``: a token attends to itself and the tokens before it (every decoder here); False counts the whole
     score matrix, the source documents' convention; ``head_flops`` False leaves the output head's matmul out of
     the FLOPs, as their layer-by-layer counts do (its weights are still stored). ``n_params`` is the published
-    parameter count (a :class:`Sourced`), compared with ``params()`` in the tests. Chapter "KV-cache precision".
+    parameter count (a :class:`Sourced`), compared with ``params()`` in the tests. Chapter :ref:`ch-kv-cache`.
     """
 
     key: str = "custom"
@@ -151,7 +150,7 @@ class ModelShape:
 
     def table(self) -> TransformerTable:
         """The one transformer table of this shape: every count per layer and per part
-        (``hwlib.data.records.transformer_table``). Chapter "Counting a transformer"."""
+        (``hwlib.data.records.transformer_table``). Chapter :ref:`ch-counting`."""
         return TransformerTable(self)
 
     def param_breakdown(self, active: bool = False) -> dict[str, float]:

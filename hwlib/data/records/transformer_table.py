@@ -34,9 +34,9 @@ from here; nothing else restates a count. The conventions, stated once:
   parallelism and FSDP move the parameters' shard (``ModelShape.params``).
 
 The source documents' layer (12 d^2 parameters, 72 d^2 T training FLOPs per layer, full attention) is the
-special case of a GELU MLP of width 4d, multi-head attention, no biases and no norms. Chapters "Counting a
-transformer" (the counts), "KV-cache precision", "Serving a model", "HBM budgets for training", "Sharding a
-training step" and "The training step as compute and commute".
+special case of a GELU MLP of width 4d, multi-head attention, no biases and no norms. Chapters :ref:`ch-counting` (the
+counts), :ref:`ch-kv-cache`, :ref:`ch-serving`, :ref:`ch-hbm-budgets`, :ref:`ch-sharding` and
+:ref:`ch-compute-and-commute`.
 """
 
 from __future__ import annotations
@@ -126,7 +126,7 @@ class TransformerTable:
     """Counts of one model per layer and per part (see the module docstring for each convention).
 
     Widths are elements: ``q_width`` = n_h d_h, ``kv_width`` = n_kv d_h, ``mlp_width`` the MLP hidden width
-    one token uses (d_ff, or d_ff_e times the experts it visits). Chapter "Counting a transformer".
+    one token uses (d_ff, or d_ff_e times the experts it visits). Chapter :ref:`ch-counting`.
     """
 
     model: ModelShape

@@ -1,7 +1,7 @@
 """Workload records: a way to hold a model's training state, a training regime, a measured serving run.
 
-Explained in the chapters "HBM budgets for training", "KV-cache precision", "Serving a model" and
-"A 7B model, regime by regime".
+Explained in the chapters :ref:`ch-hbm-budgets`, :ref:`ch-kv-cache`, :ref:`ch-serving` and
+:ref:`ch-seven-b-regimes`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ class TrainingRecipe:
 
     ``weights``: the copy the passes read; ``gradients``: the gradient buffer; ``master``:
     a separate fp32 copy for the update (0 when the weights are fp32); ``optimizer``:
-    optimizer state. ``parts`` describes each in words. Chapter "HBM budgets for training".
+    optimizer state. ``parts`` describes each in words. Chapter :ref:`ch-hbm-budgets`.
     """
 
     key: str
@@ -63,7 +63,7 @@ class TrainingRecipe:
 class Scenario:
     """One training regime: T tokens per micro-batch, micro-batches per step, chips, fabric kind.
 
-    ``fabric`` is "scale-up", "scale-out" or None (one chip). Chapter "A 7B model, regime by regime".
+    ``fabric`` is "scale-up", "scale-out" or None (one chip). Chapter :ref:`ch-seven-b-regimes`.
     """
 
     name: str
@@ -84,7 +84,7 @@ class ServingRun:
     ``tokens_per_s`` is the measured output tokens/s of the whole system (Sourced). ``input_len`` and
     ``output_len`` are tokens per request, fixed or a mean (None: not stated); ``batch`` the engine's
     largest batch per replica where stated. Dtypes are what the run states or, where it does not,
-    the smallest it could have used (said in ``note``). Chapter "Serving a model".
+    the smallest it could have used (said in ``note``). Chapter :ref:`ch-serving`.
     """
 
     key: str
@@ -120,7 +120,7 @@ class TrainingRun:
     "megatron_tflops" (teraFLOP/s per GPU counted by Narayanan et al.'s Eq. 3, which includes the
     recomputed forward), "mfu" (model FLOPs utilization) or "tokens_per_s_per_chip". ``dtype`` is the
     matmuls' peak the bound uses; ``causal`` False where the run's kernels computed the whole score matrix.
-    Chapter "Sharding a training step".
+    Chapter :ref:`ch-sharding`.
     """
 
     key: str
@@ -146,7 +146,7 @@ class TrainingRun:
 class CollectiveRun:
     """One published, measured collective: ``kind`` over ``n_bytes`` per chip on ``n_chips`` chips of the cluster
     ``cluster_key``, at the measured ``algorithm_bandwidth`` (a Sourced B/s: the array's bytes over the time, as
-    nccl-tests prints 'algbw'). Chapter "Sharding a training step"."""
+    nccl-tests prints 'algbw'). Chapter :ref:`ch-sharding`."""
 
     key: str
     source: str
@@ -168,7 +168,7 @@ class DecodeRun:
     """One published, measured decode: ``time_per_token`` (a Sourced s) for ``batch`` sequences at
     ``context_len`` tokens of ``model`` (a ModelShape, as run) on ``n_chips`` tensor-parallel chips of
     ``cluster_key``, with the dtypes and the KV-cache layout it states (``hw.inference_step``'s ``kv_layout``).
-    Chapter "Serving a model"."""
+    Chapter :ref:`ch-serving`."""
 
     key: str
     source: str

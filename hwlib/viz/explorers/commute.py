@@ -1,8 +1,8 @@
 """Compute-to-commute explorers: one layer step's energy per FLOP and its HBM intensity against T.
 
 The shared controls are the chip, the hidden size d, the tokens per weight visit T and the
-traffic constants b_w and a (defaults: document 002's). Used by the chapters "What moving a byte
-costs" and "The training step as compute and commute"; the stacked-share explorers built on the
+traffic constants b_w and a (defaults: document 002's). Used by the chapters :ref:`ch-moving-bytes` and
+:ref:`ch-compute-and-commute`; the stacked-share explorers built on the
 same base are in ``shares.py``.
 """
 
@@ -123,7 +123,7 @@ class ByteEnergyExplorer(CommuteExplorer):
 
     The curve is e_flop + e_hbm / I; the point is one layer's forward + backward at (d, T, b_w,
     a). Left of the energy balance, fetching bytes costs more than computing on them. Needs the
-    chip's energy parameters. Explained in the chapter "What moving a byte costs".
+    chip's energy parameters. Explained in the chapter :ref:`ch-moving-bytes`.
     """
 
     _INTENSITY = np.geomspace(0.1, 1e4, 200)
@@ -185,7 +185,7 @@ class StepIntensityExplorer(CommuteExplorer):
 
     A time model: works for every catalogue chip (default: all of them). The chip's energy balance
     is drawn (dash-dot) only where the chip has energy parameters.
-    Explained in the chapter "The training step as compute and commute".
+    Explained in the chapter :ref:`ch-compute-and-commute`.
     """
 
     needs_energy = False

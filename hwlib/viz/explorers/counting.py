@@ -2,7 +2,7 @@
 
 Every number comes from the changed :class:`~hwlib.data.records.ModelShape` (``param_breakdown``,
 ``params``, ``flops_per_token``, ``weight_bytes``, ``kv_bytes_per_token``). Used by the chapter
-"Counting a transformer".
+:ref:`ch-counting`.
 """
 
 from __future__ import annotations
@@ -61,7 +61,7 @@ class ModelShapeExplorer(Explorer):
     chosen experts); the bottom bar its training FLOPs per token at the chosen context, weight
     matmuls and causal attention scores, against 6P (solid line; dotted for an MoE: 6 x its active
     count). ``model`` is a record (default ``hw.model("Llama 3 70B")``) with ``d_model``; one that is
-    not in the catalogue is offered first. Explained in the chapter "Counting a transformer".
+    not in the catalogue is offered first. Explained in the chapter :ref:`ch-counting`.
     """
 
     figsize = (6.4, 3.6)

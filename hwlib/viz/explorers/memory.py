@@ -1,6 +1,6 @@
 """Memory explorers: a training budget against a deployment's HBM, and the KV cache against decode time.
 
-Used by the chapters "HBM budgets for training" and "KV-cache precision".
+Used by the chapters :ref:`ch-hbm-budgets` and :ref:`ch-kv-cache`.
 """
 
 from __future__ import annotations
@@ -85,8 +85,7 @@ class MemoryBudgetExplorer(Explorer):
     why. ``chip``, ``model`` and ``recipe`` are records (defaults ``hw.chip("TPU v5e")``,
     ``hw.model("Llama 3 8B")``, ``hw.recipe("zero_mixed_adam")``); ``chips``, ``models`` and ``recipes``
     narrow what the dropdowns offer (defaults: every deployable vendor chip, every published model and every recipe but
-    the source documents'). Chapter "HBM
-    budgets for training".
+    the source documents'). Chapter :ref:`ch-hbm-budgets`.
     """
 
     figsize = (6.4, 2.0)
@@ -236,7 +235,7 @@ class KVCacheExplorer(Explorer):
     One line per KV-cache dtype: ``hw.inference_step``'s lower bound against the batch, ending at the largest batch
     whose caches fit beside the weights; the markers sit at the
     chosen batch. ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``,
-    ``hw.model("Llama 3 8B")``). Explained in the chapter "KV-cache precision".
+    ``hw.model("Llama 3 8B")``). Explained in the chapter :ref:`ch-kv-cache`.
     """
 
     figsize = (6.0, 3.4)

@@ -1,6 +1,6 @@
 """The roofline explorer: chip, dtype and matmul shape -> the kernel's point on the roofline.
 
-Used by the chapters "Rooflines and ridge points" and "Your own machine's roofline".
+Used by the chapters :ref:`ch-rooflines` and :ref:`ch-own-roofline`.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ class RooflineExplorer(Explorer):
 
     ``chips``: the Chip records offered (default every catalogue chip); ``chip``: the record shown
     first (default ``hw.chip("TPU v5e")``); works for every chip, measured ones included.
-    Explained in the chapter "Rooflines and ridge points".
+    Explained in the chapter :ref:`ch-rooflines`.
     """
 
     margins = (0.14, 0.15, 0.97, 0.9)

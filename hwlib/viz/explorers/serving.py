@@ -1,6 +1,6 @@
 """The serving explorer: a model on n tensor-parallel chips at a precision, context and batch.
 
-Used by the chapter "Serving a model".
+Used by the chapter :ref:`ch-serving`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class ServingExplorer(Explorer):
     times, throughput and bound, the first-token time of one prompt of the context's length and the
     batch at which decode turns compute-bound. ``chips`` offers ``hw.tensor_parallel_sizes``.
     ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``, ``hw.model("Llama 3 70B")``).
-    Chapter "Serving a model".
+    Chapter :ref:`ch-serving`.
     """
 
     figsize = (5.8, 3.6)

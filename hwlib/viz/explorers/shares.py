@@ -1,7 +1,7 @@
 """Where a step's time and joules go: one layer step, and a whole model's data-parallel training step.
 
-Two stacked bars (time, energy) on the compute-to-commute controls. Used by the chapters "The
-element-wise tax and where the joules go" and "A 7B model, regime by regime".
+Two stacked bars (time, energy) on the compute-to-commute controls. Used by the chapters :ref:`ch-elementwise-tax` and
+:ref:`ch-seven-b-regimes`.
 """
 
 from __future__ import annotations
@@ -66,8 +66,7 @@ class _StackedShares(CommuteExplorer):
 class EnergyShareExplorer(_StackedShares):
     """Where one layer step's time and joules go at (d, T, b_w, a) on a chip: two stacked bars.
 
-    Needs the chip's energy parameters. Explained in the chapter "The element-wise tax and where
-    the joules go".
+    Needs the chip's energy parameters. Explained in the chapter :ref:`ch-elementwise-tax`.
     """
 
     time_parts = (("GEMM phase", PALETTE[0]), ("element-wise phase", PALETTE[1]))
@@ -103,7 +102,7 @@ class RegimeExplorer(_StackedShares):
     model). ``fabrics`` maps a chip to its own fabrics by kind (``{a100: {"scale-up": nvlink,
     "scale-out": ib}}``), for chips ``regime_fabric`` does not know (``hw.custom_chip``); a kind it
     leaves out falls back to ``regime_fabric``. Needs the chip's energy parameters. Explained in the
-    chapter "A 7B model, regime by regime".
+    chapter :ref:`ch-seven-b-regimes`.
     """
 
     time_parts = (("layers", PALETTE[0]), ("optimizer", PALETTE[1]), ("all-reduce", PALETTE[2]))

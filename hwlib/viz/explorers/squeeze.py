@@ -1,6 +1,6 @@
 """The batch-size squeeze explorer: system, network, model size, chips and B_crit -> the time-optimal batch.
 
-Used by the chapter "The batch-size squeeze".
+Used by the chapter :ref:`ch-batch-squeeze`.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ class BatchSqueezeExplorer(Explorer):
     size moves only the absolute times in the summary: T_fixed and B_opt do not depend on P.
     ``cluster`` is a record (default ``hw.cluster("hgx-a100-hdr")``); ``n_params`` defaults to
     document 002's 12 d^2 L model, ``n_chips`` to 64 and ``critical_batch_tokens`` to its B_crit.
-    Explained in the chapter "The batch-size squeeze".
+    Explained in the chapter :ref:`ch-batch-squeeze`.
     """
 
     figsize = (5.0, 3.4)

@@ -1,6 +1,6 @@
 """The training-step explorer: a model on a cluster under a mesh, and where the step's time goes.
 
-Used by the chapter "Sharding a training step".
+Used by the chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -45,7 +45,7 @@ class TrainingExplorer(Explorer):
     The chips left over after tp x pp x cp go to FSDP; micro-batches are one sequence each. The bar splits the step
     (``hw.train_step``) into
     compute, pipeline bubble and each collective's exposed time; the summary gives the MFU, the memory per
-    chip against what is usable and, where the mesh does not work, why. Chapter "Sharding a training step".
+    chip against what is usable and, where the mesh does not work, why. Chapter :ref:`ch-sharding`.
     """
 
     figsize = (6.2, 3.0)
