@@ -35,6 +35,7 @@ from hwlib.data import (
     Sourced,
     TrainingRecipe,
     TrainingRun,
+    assumptions,
     chip,
     chips,
     cluster,
@@ -157,6 +158,7 @@ from hwlib.units import (
 )
 
 _SOURCE_MODULES = {
+    "hwlib.data.assumptions",
     "hwlib.data.doc000",
     "hwlib.data.doc002",
     "hwlib.data.literature",

@@ -30,7 +30,7 @@ from __future__ import annotations
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negative, one_of, positive
-from hwlib.data import deployment, doc000
+from hwlib.data import assumptions, deployment
 from hwlib.data import recipe as find_recipe
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require_chip
 from hwlib.data.records.transformer_table import KEPT_ACTIVATION_BYTES, RECOMPUTE, kept_activation_bytes, kv_bytes
@@ -200,7 +200,7 @@ _ROUNDING = 1e-12
 floating-point rounding (e.g. 51.2 GiB on 12.8 GiB chips), needs exactly that many."""
 
 
-def usable_bytes(chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION, n_chips: Number = 1) -> Number:
+def usable_bytes(chip: Chip, usable_fraction: Number = assumptions.USABLE_HBM_FRACTION, n_chips: Number = 1) -> Number:
     """Usable HBM of ``n_chips`` chips: n_chips x usable_fraction x capacity per chip, in bytes.
 
     The capacity is what a program sees where a device report is cited (``chip.capacity_bytes``);
@@ -215,7 +215,9 @@ def usable_bytes(chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION, n
     return _out(count * share * record.capacity_bytes)
 
 
-def chips_needed(total_bytes: Number, chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION) -> int | np.ndarray:
+def chips_needed(
+    total_bytes: Number, chip: Chip, usable_fraction: Number = assumptions.USABLE_HBM_FRACTION
+) -> int | np.ndarray:
     """Fewest chips whose usable HBM holds ``total_bytes``: ceil(bytes / (fraction x HBM)).
 
     At least 1. Returns an int, or an int array when an argument is an array. The count
@@ -233,7 +235,7 @@ def chips_needed(total_bytes: Number, chip: Chip, usable_fraction: Number = doc0
 
 
 def deployment_chips(
-    total_bytes: Number, chip: Chip, usable_fraction: Number = doc000.USABLE_FRACTION
+    total_bytes: Number, chip: Chip, usable_fraction: Number = assumptions.USABLE_HBM_FRACTION
 ) -> int | np.ndarray:
     """Chips in the smallest real deployment (slice shape or whole nodes) that holds ``total_bytes``.
 
@@ -297,7 +299,7 @@ def tokens_that_fit(
     chip: Chip,
     weight_bytes: Number,
     kv_bytes_per_token: Number,
-    usable_fraction: Number = doc000.USABLE_FRACTION,
+    usable_fraction: Number = assumptions.USABLE_HBM_FRACTION,
     n_chips: Number = 1,
 ) -> Number:
     """Tokens of KV cache (over all sequences) that fit beside the weights on ``n_chips`` chips.

@@ -427,3 +427,11 @@ def test_docstrings_name_chapters_by_cross_references_that_exist():
         typed += [f"{name}: {title!r}" for title in titles if re.search(r'hapters? "' + re.escape(title), text)]
     assert not missing, missing
     assert not typed, typed
+
+
+def test_the_top_level_stays_small_and_the_design_lives_in_the_repository():
+    assert len(hw.__all__) <= 130, len(hw.__all__)
+    assert {"viz", "measure"} <= set(hw.__all__) and "plot_roofline" not in hw.__all__
+    design = (ROOT / "DESIGN.md").read_text(encoding="utf-8")
+    assert "transformer_table" in design and "group_topology" in design
+    assert "../shared" not in (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")

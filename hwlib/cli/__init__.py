@@ -56,7 +56,7 @@ def _model_options(parser: argparse.ArgumentParser, chip: bool = True) -> None:
             "--usable",
             type=fraction,
             metavar="F",
-            default=hw.doc000.USABLE_FRACTION,
+            default=hw.assumptions.USABLE_HBM_FRACTION,
             help="usable share of each chip's HBM (default: %(default)s)",
         )
 

@@ -16,6 +16,7 @@ from collections.abc import Iterable
 
 from hwlib._checks import describe, one_of, positive
 from hwlib.data import (
+    assumptions,
     doc000,
     doc002,
     literature,
@@ -282,6 +283,7 @@ def serving_runs() -> tuple[ServingRun, ...]:
 
 
 __all__ = [
+    "assumptions",
     "Chip",
     "Cluster",
     "Deployment",

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwlib._checks import Number, broadcast, positive, scalar_or_array, whole_count
+from hwlib.data import assumptions, deployment
 from hwlib.data import chip as find_chip
-from hwlib.data import deployment
 from hwlib.data import model as find_model
 from hwlib.data.records import Chip, Cluster, ModelShape, ServingRun, require
 from hwlib.data.serving_measurements import MLPERF_LLAMA2_MAX_TOKENS
@@ -258,7 +258,7 @@ def throughput_bound(
     *,
     tensor_parallel: int | None = None,
     batch: Number | None = None,
-    usable_fraction: float = 1.0,
+    usable_fraction: float = assumptions.BOUND_HBM_FRACTION,
     **options: object,
 ) -> ThroughputBound:
     """Upper bound on output tokens/s of ``n_chips`` chips serving prompts of ``input_len`` with ``output_len`` new

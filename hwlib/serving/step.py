@@ -32,7 +32,7 @@ import numpy as np
 
 from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array, whole_count
 from hwlib.collectives import collective_time_s, with_latency
-from hwlib.data import doc000
+from hwlib.data import assumptions
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.data.records.transformer_table import TP_ALLREDUCES_PER_LAYER, attended_pairs
 from hwlib.memory import tokens_that_fit
@@ -57,8 +57,6 @@ PRECISIONS = MappingProxyType(
 )
 """Common serving precisions as ``inference_step`` options: weight-only quantization keeps bf16 matmuls; fp8 and
 fp4 run the matmuls at their own peak."""
-LARGEST_BATCH_SEARCHED = 2.0**40
-"""``compute_bound_batch`` reports inf when decode is still memory-bound at this batch."""
 
 
 @dataclass(frozen=True)
@@ -265,7 +263,7 @@ def compute_bound_batch(
         step = inference_step(model, chip, batches, context, 1, n_chips, weight_dtype, kv_dtype, **options)
         return np.asarray(step.compute_time_s) >= np.asarray(step.memory_time_s)
 
-    powers = 2.0 ** np.arange(np.log2(LARGEST_BATCH_SEARCHED) + 1)
+    powers = 2.0 ** np.arange(np.log2(assumptions.LARGEST_BATCH_SEARCHED) + 1)
     turned = compute_bound(powers.reshape((-1,) + (1,) * context.ndim))
     never = ~turned[-1]
     first = np.argmax(turned, axis=0)
@@ -321,7 +319,7 @@ def max_batch(
     n_chips: int = 1,
     weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
-    usable_fraction: float = doc000.USABLE_FRACTION,
+    usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
 ) -> Number:
     """The largest batch of sequences of ``context_len`` tokens whose KV cache fits beside the weights (0: none).
 

@@ -31,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from hwlib._checks import one_of, positive
-from hwlib.data import doc000
+from hwlib.data import assumptions
 from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
 from hwlib.data.records.transformer_table import (
     EP_ALL_TO_ALLS_PER_LAYER,
@@ -305,7 +305,7 @@ def train_step(
     recipe: str | TrainingRecipe = "zero_mixed_adam",
     dtype: str = "bf16",
     interleave: int = 1,
-    usable_fraction: float = doc000.USABLE_FRACTION,
+    usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
     causal: bool | None = None,
 ) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from hwlib._checks import one_of, positive, whole_count
+from hwlib.data import assumptions
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.data.records.transformer_table import RECOMPUTE, TRAINING_OVER_FORWARD, attended_pairs
@@ -69,7 +70,7 @@ def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
         recompute=run.recompute,
         dtype=run.dtype,
         interleave=chunks,
-        usable_fraction=1.0,
+        usable_fraction=assumptions.BOUND_HBM_FRACTION,
         causal=run.causal,
     )
     if run.metric == "megatron_tflops":
@@ -80,19 +81,14 @@ def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
     return step.tokens_per_s / mesh.n_chips, step
 
 
-CONTEXT_PARALLEL_FROM_TOKENS = 16384
-"""The planner tries context parallelism only for sequences this long (shorter ones fit a chip's attention)."""
-
-
 def _powers_of_two(limit: int) -> list[int]:
     return [2**k for k in range(int(limit).bit_length()) if 2**k <= limit]
 
 
 def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len: int) -> list[Mesh]:
     """Every mesh of ``n_chips`` with power-of-two degrees: tp within one node and dividing the heads, pp up
-    to the layers, cp only for sequences of ``CONTEXT_PARALLEL_FROM_TOKENS`` or more, ep for a mixture of experts, the
-    rest split
-    between fsdp and dp. Chapter :ref:`ch-sharding`."""
+    to the layers, cp only for sequences of ``assumptions.CONTEXT_PARALLEL_FROM_TOKENS`` or more, ep for a
+    mixture of experts, the rest split between fsdp and dp. Chapter :ref:`ch-sharding`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     count = whole_count("n_chips", n_chips)
@@ -101,7 +97,9 @@ def candidate_meshes(model: ModelShape, cluster: Cluster, n_chips: int, seq_len:
     meshes = []
     for tp in _powers_of_two(min(node, count)):
         for pp in _powers_of_two(min(model.n_layers, count // tp)):
-            for cp in _powers_of_two(count // (tp * pp)) if sequence >= CONTEXT_PARALLEL_FROM_TOKENS else [1]:
+            for cp in (
+                _powers_of_two(count // (tp * pp)) if sequence >= assumptions.CONTEXT_PARALLEL_FROM_TOKENS else [1]
+            ):
                 rest = count // (tp * pp * cp)
                 if tp * pp * cp * rest != count:
                     continue

@@ -22,7 +22,7 @@ import math
 from dataclasses import dataclass
 
 from hwlib._checks import one_of, positive
-from hwlib.data import doc000
+from hwlib.data import assumptions
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require, require_chip
 from hwlib.memory import RECOMPUTE, activation_bytes, logits_bytes, training_state_breakdown, usable_bytes
 
@@ -108,7 +108,7 @@ def training_memory(
     n_chips: int | None = None,
     recompute: str = "none",
     flash_attention: bool = True,
-    usable_fraction: float = doc000.USABLE_FRACTION,
+    usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
 ) -> TrainingMemory:
     """Bytes per chip of training ``model`` with ``recipe`` on ``chip`` under ``sharding``, a micro-batch of
     ``batch`` sequences of ``seq_len`` tokens per chip, and the fewest chips that hold it.

@@ -11,7 +11,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hwlib._checks import non_negative
-from hwlib.data import doc000
+from hwlib.data import assumptions
 from hwlib.data import recipe as find_recipe
 from hwlib.data import recipes as all_recipes
 from hwlib.data.records import Chip, ModelShape, require_chip
@@ -48,7 +48,7 @@ def plot_activations(
     model: ModelShape | None = None,
     tensor_parallel: int = 8,
     chip: Chip | None = None,
-    usable_fraction: float = doc000.USABLE_FRACTION,
+    usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
     ax: plt.Axes | None = None,
 ) -> plt.Axes:
     """Activation memory per chip (GiB, all ``n_layers``; or of ``model``'s own structure) vs sequence length, one line
@@ -162,7 +162,7 @@ def plot_decode_bound(
     *,
     weight_dtype: str = "bf16",
     kv_dtypes: Sequence[str] = ("fp32", "bf16", "int8", "int4"),
-    usable_fraction: float = doc000.USABLE_FRACTION,
+    usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
     n_chips: int = 1,
     ax: plt.Axes | None = None,
 ) -> plt.Axes:

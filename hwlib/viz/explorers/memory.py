@@ -11,9 +11,9 @@ import ipywidgets as widgets
 import numpy as np
 
 from hwlib._checks import fraction
+from hwlib.data import assumptions, deployment, deployments, doc000
 from hwlib.data import chip as find_chip
 from hwlib.data import chips as all_chips
-from hwlib.data import deployment, deployments, doc000
 from hwlib.data import model as find_model
 from hwlib.data import models as all_models
 from hwlib.data import recipe as find_recipe
@@ -98,7 +98,7 @@ class MemoryBudgetExplorer(Explorer):
         models: Sequence[ModelShape] | None = None,
         model: ModelShape | None = None,
         recipe: TrainingRecipe | None = None,
-        usable_fraction: float = doc000.USABLE_FRACTION,
+        usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
         seq_len: int = doc000.KV_TOKENS_1P5B,
         recompute: str = "none",
         sharding: str = "zero-3",
@@ -250,7 +250,7 @@ class KVCacheExplorer(Explorer):
         weight_dtype: str = "bf16",
         seq_len: int = 8192,
         batch: int = 16,
-        usable_fraction: float = doc000.USABLE_FRACTION,
+        usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
     ) -> None:
         chip_records, chip = _offered_chips(chips, chip, "H100-SXM")
         model_records, model = _offered_models(models, model, need_width=True)

@@ -1,0 +1,27 @@
+"""hwlib's own assumptions: the defaults no vendor page states, each with its rationale and what it leans on.
+
+Every function that needs one names it here as its default, so a reader changes it in one place (or per call).
+Chapters :ref:`ch-hbm-budgets`, :ref:`ch-serving` and :ref:`ch-sharding`.
+"""
+
+from __future__ import annotations
+
+from hwlib.data import doc000
+
+USABLE_HBM_FRACTION = doc000.USABLE_FRACTION
+"""Share of a chip's HBM (as a program sees it, ``chip.capacity_bytes``) that a job's weights, state, activations
+and caches may fill: 0.8. The rest goes to the runtime, compiler scratch space, the framework's allocator and
+fragmentation, which no vendor states; the TPU budgeting notebook (document 000) uses the same 0.8 for every
+chip, and hwlib keeps its number so that its budgets reproduce."""
+
+BOUND_HBM_FRACTION = 1.0
+"""Share of HBM a bound on a measured run assumes (``serving_run_bound``, ``training_run_bound``): all of it,
+because the run did fit and a bound must not be tighter than the run."""
+
+LARGEST_BATCH_SEARCHED = 2.0**40
+"""``compute_bound_batch`` reports inf when decode is still memory-bound at this batch (sequences): beyond any
+cache that fits, so "never" is the honest answer."""
+
+CONTEXT_PARALLEL_FROM_TOKENS = 16384
+"""The training planner tries context parallelism only for sequences this long (tokens): shorter ones keep their
+attention on a chip in every run the book checks (Llama 3's 8K pre-training runs without it)."""
