@@ -264,7 +264,7 @@ def deployment_name(n_chips: Number, chip: Chip) -> str | np.ndarray:
     listed = sizes[index] == counts
     multiple = (counts > sizes[-1]) & (counts % sizes[-1] == 0)
     if plan.kind == "node":
-        multiple = counts % 8 == 0
+        multiple = counts % sizes[-1] == 0
         listed = np.zeros_like(listed)
     if not (listed | multiple).all():
         raise ValueError(
@@ -272,7 +272,7 @@ def deployment_name(n_chips: Number, chip: Chip) -> str | np.ndarray:
             f"or a multiple of {plan.largest}, got {n_chips!r}"
         )
     names = np.array([f"{n} ({t})" for n, t in zip(plan.names, plan.topologies)])
-    base = names[-1] if plan.kind == "slice" else np.array("8-GPU node")
+    base = names[-1] if plan.kind == "slice" else np.array(f"{sizes[-1]}-GPU node")
     groups = np.char.add(np.char.add((counts // sizes[-1]).astype(str), " x "), base)
     result = np.where(listed, names[index], groups)
     return str(result) if result.ndim == 0 else result
