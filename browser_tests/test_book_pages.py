@@ -107,7 +107,7 @@ def visit(request, browser, site_url):
     taken before any check clicks or narrows it."""
     page_visit = PageVisit(browser, site_url, request.param)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page_visit.page.screenshot(path=SCREENSHOTS / f"{_name(request.param)}.png", full_page=True)
+    page_visit.page.screenshot(path=SCREENSHOTS / f"{_name(request.param)}.png", full_page=True, animations="disabled")
     yield page_visit
     page_visit.page.close()
 
