@@ -4,7 +4,8 @@ Chapters use it as ``import hwlib as hw``; ``__all__`` below is the whole public
 from the bottom: ``units``; ``data`` (record types and one module per source of numbers, with
 the lookups ``chip``/``chips``, ``fabric``/``fabrics``, ...); the topic modules that compute
 (``roofline``, ``memory``, ``sharding``, ``energy``, ``layer_model``, ``collectives``, ``serving``,
-``serving_plan``, ``training``, ``data_parallel``); ``measure`` (runs things, with JAX); ``viz`` (tables,
+``serving_plan``, ``training``, ``data_parallel``), and beside each bound its forecast (``efficiency``,
+``calibration_fit``); ``measure`` (runs things, with JAX); ``viz`` (tables,
 figures, glue, explorers). Names from ``viz`` load matplotlib, pandas or ipywidgets only when
 first used, so ``import hwlib`` stays a light calculator. Each function's docstring names the
 chapter that explains it; CONTRIBUTING.md lists every quantity's one name and symbol.
@@ -15,6 +16,7 @@ from __future__ import annotations
 import types
 
 from hwlib import measure, viz  # loaded on first use: hw.viz.plot_roofline, hw.measure.measure_matmul
+from hwlib.calibration_fit import calibration
 from hwlib.collectives import (
     COLLECTIVES,
     allreduce_time_s,
@@ -56,9 +58,9 @@ from hwlib.data import (
     serving_measurements,
     serving_runs,
     step_measurements,
-    training_measurements,
     training_runs,
 )
+from hwlib.efficiency import Efficiency
 from hwlib.energy import (
     ADD_EQUIVALENT_J,
     add_equivalent_distance_mm,
@@ -164,7 +166,6 @@ _SOURCE_MODULES = {
     "hwlib.data.literature",
     "hwlib.data.serving_measurements",
     "hwlib.data.step_measurements",
-    "hwlib.data.training_measurements",
 }
 """The data modules a chapter reads by name (``hw.doc002.B_W``); other modules are not API."""
 

@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
-from hwlib.training.mesh import BACKWARD_SHARE, WIRE_BYTES, local_params
+from hwlib.training.forecast import BACKWARD_SHARE
+from hwlib.training.mesh import WIRE_BYTES, local_params
 from hwlib.training.plan import candidate_meshes
 
 H100 = hw.cluster("hgx-h100-ndr")

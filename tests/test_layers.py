@@ -34,12 +34,15 @@ TOPICS = (
     "layer_model",
     "collectives",
     "placement",
+    "efficiency",
     "serving.step",
     "serving.plan",
     "training.regimes",
+    "training.forecast",
     "training.mesh",
     "training.plan",
     "training.squeeze",
+    "calibration_fit",
 )
 LAYERS = ("bottom", "data", "topic", "measure", "viz", "top")
 HEAVY = ("matplotlib", "pandas", "ipywidgets", "jax")

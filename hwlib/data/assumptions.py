@@ -25,3 +25,13 @@ cache that fits, so "never" is the honest answer."""
 CONTEXT_PARALLEL_FROM_TOKENS = 16384
 """The training planner tries context parallelism only for sequences this long (tokens): shorter ones keep their
 attention on a chip in every run the book checks (Llama 3's 8K pre-training runs without it)."""
+
+ATTENTION_DTYPE = "bf16"
+"""The dtype whose peak a forecast prices attention at, whatever the matmuls run in: FlashAttention-style kernels
+in the runs the book checks compute their scores in bf16 beside fp8 matmuls (Transformer Engine and torchtitan keep
+attention in bf16 unless told otherwise). A bound takes the matmuls' peak, the most generous."""
+
+SMALLEST_TILE_ROWS = 16
+"""The fewest rows a matmul kernel's output tile takes when a step has few tokens: kernel libraries pick smaller
+tiles for skinny matmuls, down to the tensor cores' smallest matrix fragment (16 rows on NVIDIA's mma
+instructions; a TPU pads rows to its sublanes, 8 or 16). A forecast's tile quantization uses it."""

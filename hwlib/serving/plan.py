@@ -23,10 +23,11 @@ from hwlib.data import chip as find_chip
 from hwlib.data import model as find_model
 from hwlib.data.records import Chip, Cluster, ModelShape, ServingRun, require
 from hwlib.data.serving_measurements import MLPERF_LLAMA2_MAX_TOKENS
+from hwlib.efficiency import Efficiency, resolve
 from hwlib.memory import deployment_name
 from hwlib.placement import chip_of
 from hwlib.roofline import roofline_bound_s
-from hwlib.serving.step import inference_step, max_batch, time_to_first_token_s
+from hwlib.serving.step import inference_step, kv_copies, max_batch, time_to_first_token_s
 
 
 @dataclass(frozen=True)
@@ -238,13 +239,18 @@ def serving_chips(
 @dataclass(frozen=True)
 class ThroughputBound:
     """The most output tokens per second (system and per chip) a workload can reach, the batch per replica
-    it assumes, the replicas, and the share of the time spent in prefill. Chapter :ref:`ch-serving`."""
+    it assumes, the replicas, and the share of the time spent in prefill; beside it the forecast tokens/s at the
+    batch an engine's KV-cache share holds (``forecast_batch``). Chapters :ref:`ch-serving` and
+    :ref:`ch-forecast`."""
 
     tokens_per_s: Number
     tokens_per_s_per_chip: Number
     batch: Number
     replicas: int
     prefill_share: Number
+    forecast_tokens_per_s: Number = 0.0
+    forecast_tokens_per_s_per_chip: Number = 0.0
+    forecast_batch: Number = 0
 
 
 def throughput_bound(
@@ -294,21 +300,45 @@ def throughput_bound(
     time = np.maximum(roofline_bound_s(flops / group, moved / group, chip_of(chip), compute_dtype), comm)
     replicas = count // group
     system = np.where(sequences > 0, replicas * runs * answer / time, 0.0)
+    forecast_batch = _engine_batch(model, chip, mean_context + 1, group, weight_dtype, kv_dtype, options, batch)
+    held = np.maximum(forecast_batch, 1.0)
+    prefill = inference_step(model, chip, held, 0, prompt, group, weight_dtype, kv_dtype, **options)
+    decode = inference_step(model, chip, held, mean_context, 1, group, weight_dtype, kv_dtype, **options)
+    forecast_time = np.asarray(prefill.forecast_time_s) + steps * np.asarray(decode.forecast_time_s)
+    forecast = np.where(forecast_batch > 0, replicas * held * answer / forecast_time, 0.0)
     return ThroughputBound(
         tokens_per_s=scalar_or_array(system),
         tokens_per_s_per_chip=scalar_or_array(system / count),
         batch=_whole(sequences),
         replicas=replicas,
         prefill_share=scalar_or_array(np.asarray(prefill.time_s) / time),
+        forecast_tokens_per_s=scalar_or_array(forecast),
+        forecast_tokens_per_s_per_chip=scalar_or_array(forecast / count),
+        forecast_batch=_whole(forecast_batch),
     )
 
 
-def serving_run_bound(run: ServingRun, input_len: Number | None = None) -> ThroughputBound:
+def _engine_batch(model, chip, context, group, weight_dtype, kv_dtype, options, batch) -> np.ndarray:
+    """The batch a serving engine holds: the stated one, else as many sequences of ``context`` tokens as its
+    KV-cache share of the memory left after the weights holds (``Efficiency.kv_fraction``)."""
+    if batch is not None:
+        return np.broadcast_to(np.asarray(batch, dtype=float), np.shape(context)).copy()
+    placed = chip_of(chip)
+    fraction = resolve(placed, options.get("compute_dtype", "bf16"), options.get("efficiency")).kv_fraction
+    room = fraction * np.maximum(group * placed.capacity_bytes - model.weight_bytes(weight_dtype), 0.0)
+    per_token = model.kv_bytes_per_token(kv_dtype) * kv_copies(model, group, options.get("kv_layout", "heads"))
+    return np.floor(room / per_token / context)
+
+
+def serving_run_bound(
+    run: ServingRun, input_len: Number | None = None, efficiency: Efficiency | None = None
+) -> ThroughputBound:
     """``throughput_bound`` for a measured run's chips, model, dtypes, tensor parallelism and lengths.
 
     Lengths the run does not state take the most generous values, the shortest contexts: a prompt of
     one token (or ``input_len``, an array to ask how long the unknown prompts could be) and, where the
-    answers' length is unknown too, two new tokens. Chapter :ref:`ch-serving`.
+    answers' length is unknown too, two new tokens. Its forecast takes ``efficiency`` (``hw.Efficiency``).
+    Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
     run = require(ServingRun, "run", run, "hw.serving_runs()[0]")
     prompt = run.input_len if run.input_len is not None else (1 if input_len is None else input_len)
@@ -325,6 +355,7 @@ def serving_run_bound(run: ServingRun, input_len: Number | None = None) -> Throu
         batch=run.batch,
         activation_dtype=run.activation_dtype,
         compute_dtype=run.compute_dtype,
+        efficiency=efficiency,
     )
 
 

@@ -35,6 +35,7 @@ from hwlib.collectives import collective_time_s, with_latency
 from hwlib.data import assumptions
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.data.records.transformer_table import TP_ALLREDUCES_PER_LAYER, attended_pairs
+from hwlib.efficiency import Efficiency, layer_quantization, resolve
 from hwlib.memory import tokens_that_fit
 from hwlib.placement import serving_place
 from hwlib.roofline import roofline_bound_s
@@ -66,8 +67,9 @@ class InferenceStep:
     Floats for scalar inputs, arrays of the broadcast shape of batch and context otherwise.
     ``time_s`` is the lower bound, ``time_upper_s`` the no-overlap sum, both with ``comm_time_s``;
     ``compute_time_s`` and ``memory_time_s`` are the two roofline terms of the totals on one chip's share.
-    ``bound`` is "compute", "memory" or "communication" (the largest of the three).
-    Chapter :ref:`ch-serving`.
+    ``bound`` is "compute", "memory" or "communication" (the largest of the three). ``forecast_time_s`` prices
+    each part at the efficiencies kernels reach and adds each layer's overhead (``hw.Efficiency``).
+    Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
 
     tokens: Number
@@ -82,6 +84,7 @@ class InferenceStep:
     comm_time_s: Number
     bound: object
     n_chips: int
+    forecast_time_s: Number = 0.0
 
     @property
     def tokens_per_s(self) -> Number:
@@ -91,6 +94,11 @@ class InferenceStep:
     @property
     def tokens_per_s_per_chip(self) -> Number:
         return scalar_or_array(np.asarray(self.tokens_per_s) / self.n_chips)
+
+    @property
+    def forecast_tokens_per_s(self) -> Number:
+        """New tokens per second of the whole system at the forecast time."""
+        return scalar_or_array(np.asarray(self.tokens) / np.asarray(self.forecast_time_s))
 
 
 KV_LAYOUTS = ("heads", "batch")
@@ -125,6 +133,7 @@ def inference_step(
     compute_dtype: str = "bf16",
     link_latency_s: float | None = None,
     kv_layout: str = "heads",
+    efficiency: Efficiency | None = None,
 ) -> InferenceStep:
     """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new
     tokens, on ``chip``: a chip record, or a cluster whose chip runs it.
@@ -133,8 +142,9 @@ def inference_step(
     own cluster record, ``hw.clusters(chip=...)``). ``compute_dtype`` is the matmuls' peak (weight-only
     quantization still computes in bf16). ``link_latency_s`` overrides the fabric's sourced latency. ``kv_layout``
     (``KV_LAYOUTS``) splits the cache by heads or by sequences; by sequences the all-to-all that regroups queries
-    and outputs is left out, as small against the step.
-    Vectorised over batch, context and new tokens. Chapter :ref:`ch-serving`.
+    and outputs is left out, as small against the step. The forecast takes ``efficiency``'s overrides (else the
+    sourced records and the calibrated fit). Vectorised over batch, context and new tokens.
+    Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     for name, dtype in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype), ("activation_dtype", activation_dtype)):
@@ -168,11 +178,15 @@ def inference_step(
         per_allreduce = np.asarray(
             collective_time_s("all-reduce", tokens * table.tp_elements_per_token() * wire, topology)
         )
-        comm = TP_ALLREDUCES_PER_LAYER * table.n_layers * per_allreduce
     else:
-        comm = np.zeros_like(compute_s)
+        per_allreduce = np.zeros_like(compute_s)
+    allreduces = TP_ALLREDUCES_PER_LAYER * table.n_layers if topology is not None else 0
+    comm = allreduces * per_allreduce
     lower = np.maximum(compute_s, memory_s) + comm
     upper = sum(roofline_bound_s(flops[p] / count, moved[p] / count, chip, compute_dtype) for p in PARTS) + comm
+    forecast = _forecast_s(
+        model, chip, count, sequences, tokens, flops, moved, allreduces, per_allreduce, compute_dtype, efficiency
+    )
     names = np.array(["compute", "memory", "communication"])
     bound = names[np.argmax(np.stack(np.broadcast_arrays(compute_s, memory_s, comm)), axis=0)]
     return InferenceStep(
@@ -188,7 +202,28 @@ def inference_step(
         comm_time_s=scalar_or_array(comm),
         bound=str(bound) if bound.ndim == 0 else bound,
         n_chips=count,
+        forecast_time_s=scalar_or_array(forecast),
     )
+
+
+def _forecast_s(
+    model, chip, count, sequences, tokens, flops, moved, allreduces, per_allreduce, compute_dtype, efficiency
+):
+    """A step's forecast seconds: each part's own roofline at the achieved rates (the weights' matmuls at their
+    quantized fraction of the compute dtype's peak, attention at the bf16 peak's, bytes at the achieved
+    bandwidth), no overlap between parts, each all-reduce at the collectives' achieved share of its bound but no
+    faster than the smallest measured, and each layer's overhead."""
+    eff = resolve(chip, compute_dtype, efficiency, count)
+    quantized = layer_quantization(chip, model.table(), tokens, count) if eff.quantization else 1.0
+    bandwidth = chip.hbm_bytes_per_s * eff.hbm
+    rates = {
+        "weights": chip.peak(compute_dtype) * eff.matmul * quantized,
+        "attention": chip.peak(assumptions.ATTENTION_DTYPE) * eff.attention,
+        "activations": chip.peak(compute_dtype),
+    }
+    parts = sum(np.maximum(flops[p] / count / rates[p], moved[p] / count / bandwidth) for p in PARTS)
+    comm = allreduces * np.maximum(per_allreduce / eff.collective_node, eff.small_allreduce_s)
+    return parts + comm + model.n_layers * eff.layer_overhead_s + sequences * eff.sequence_overhead_s
 
 
 def time_to_first_token_s(

@@ -19,8 +19,9 @@ slice the groups take the torus axes in the same order. Per chip and step:
   parallelism's key-value all-gathers overlap attention; pipeline sends sit on the critical path.
 
 Memory per chip: the training state after sharding over tp x pp (experts over ep as well) and over
-the fsdp x cp ranks (ZeRO-3, as torchtitan and Megatron's distributed optimizer shard over the
-context-parallel ranks too); the activations of the micro-batches in flight (``hw.activation_bytes``).
+the fsdp x cp ranks (ZeRO-3, as torchtitan folds the context-parallel ranks into its FSDP mesh; under
+plain data parallelism, dp > 1 without fsdp, the weights stay whole on the context-parallel ranks); the
+activations of the micro-batches in flight (``hw.activation_bytes``).
 FSDP gathers the weights once per step where they fit beside the rest, else for every micro-batch's
 forward and backward.
 Chapter :ref:`ch-sharding`.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from hwlib._checks import one_of, positive
+from hwlib._checks import one_of, positive, scalar_or_array
 from hwlib.data import assumptions
 from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
 from hwlib.data.records.transformer_table import (
@@ -40,8 +41,10 @@ from hwlib.data.records.transformer_table import (
     TRAINING_OVER_FORWARD,
     attended_pairs,
 )
+from hwlib.efficiency import Efficiency, require_efficiency
 from hwlib.memory import usable_bytes
 from hwlib.placement import group_time_s, group_topology, send_time_s
+from hwlib.training.forecast import StepCounts, hidden_s, step_forecast
 from hwlib.training.zero import chip_bytes
 from hwlib.units import dtype_bytes
 
@@ -64,8 +67,6 @@ TP_PASSES = 2
 """Passes over a micro-batch that run the tensor-parallel all-reduces: forward and backward."""
 TP_PASSES_FULL_RECOMPUTE = 3
 """With full recomputation the forward runs again in the backward pass, its all-reduces too."""
-BACKWARD_SHARE = 2.0 / 3.0
-"""The backward pass's share of the FLOPs (twice the forward), the window a data-parallel all-reduce overlaps."""
 
 
 @dataclass(frozen=True)
@@ -113,8 +114,9 @@ class TrainStep:
     """One optimizer step under a mesh: times (s), MFU, memory per chip (B) and whether it fits.
 
     ``comm_time_s`` and ``exposed_comm_time_s`` give each collective's time and the part of it that
-    compute does not hide. ``reason`` says why the step does not fit ("" when it does).
-    Chapter :ref:`ch-sharding`.
+    compute does not hide. ``reason`` says why the step does not fit ("" when it does). The ``forecast_*``
+    fields price the same step at the efficiencies kernels reach (``hw.Efficiency``); ``forecast_parts_s``
+    splits its time into ``hwlib.training.forecast.FORECAST_PARTS``. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
 
     mesh: Mesh
@@ -132,10 +134,14 @@ class TrainStep:
     usable_bytes: float = 0.0
     fits: bool = False
     reason: str = ""
+    forecast_time_s: float = 0.0
+    forecast_tokens_per_s: float = 0.0
+    forecast_mfu: float = 0.0
+    forecast_parts_s: dict = field(default_factory=dict)
 
     @property
     def parts_s(self) -> dict[str, float]:
-        """Seconds of each of ``STEP_PARTS``; they sum to ``time_s``."""
+        """Seconds of each of ``STEP_PARTS`` in the bound; they sum to ``time_s``."""
         known = {"compute": self.compute_time_s, "pipeline bubble": self.bubble_time_s, **self.exposed_comm_time_s}
         return {name: known.get(name, 0.0) for name in STEP_PARTS}
 
@@ -204,8 +210,10 @@ def _split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch
 
 
 def _fsdp_shards(mesh: Mesh) -> int:
-    """The ranks ZeRO-3 shards the state over: fsdp, and the context-parallel ranks too (torchtitan, Megatron)."""
-    return mesh.fsdp * mesh.cp
+    """The ranks ZeRO-3 shards the state over: fsdp, and the context-parallel ranks too, as torchtitan folds them
+    into its FSDP mesh; none under plain data parallelism (dp > 1, fsdp 1: Megatron's DDP keeps the weights whole on
+    the context-parallel ranks and all-reduces their gradients over dp x cp)."""
+    return mesh.fsdp * mesh.cp if mesh.fsdp > 1 or mesh.dp == 1 else 1
 
 
 def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction) -> tuple[dict, float, bool]:
@@ -237,14 +245,8 @@ def local_params(model: ModelShape, mesh: Mesh) -> float:
     return (dense + experts / mesh.ep) / (mesh.tp * mesh.pp)
 
 
-def _communication(model, cluster, mesh, batch, recompute, keep_gathered, compute, attention_s) -> tuple[dict, dict]:
-    """Each collective's seconds per step, and how much of it hides behind compute.
-
-    Hidden time is physical: the overlapped collectives (FSDP, data parallelism, context parallelism) take turns
-    on the links, so together they hide behind at most the step's compute; the data-parallel all-reduce only
-    behind the backward pass (two thirds of the model's FLOPs), FSDP behind forward and backward, context
-    parallelism behind attention. Tensor-parallel and expert all-to-alls and pipeline sends are exposed.
-    """
+def _communication(model, cluster, mesh, batch, recompute, keep_gathered) -> tuple[dict, dict]:
+    """Each collective's seconds per step, and its scope ("node" or "network", ``hw.collective_efficiency``)."""
     table, count = model.table(), mesh.n_chips
     topology = {
         name: group_topology(cluster, size, stride, count) for name, (size, stride) in _stride_groups(mesh).items()
@@ -252,7 +254,22 @@ def _communication(model, cluster, mesh, batch, recompute, keep_gathered, comput
     layers = model.n_layers / mesh.pp
     micro = batch.micro_tokens / mesh.cp  # tokens of one micro-batch on one context-parallel rank
     passes = TP_PASSES_FULL_RECOMPUTE if recompute == "full" else TP_PASSES  # forward, backward (and recompute)
-    comm, hidden = {}, {}
+    node = cluster.node_size or count
+    scope = {
+        name: "node" if cluster.node_fabric.topology == "torus" or size * stride <= node else "network"
+        for name, (size, stride) in _stride_groups(mesh).items()
+    }
+    scope = {
+        "tp all-reduce": scope["tp"],
+        "cp all-gather": scope["cp"],
+        "fsdp all-gather + reduce-scatter": "node" if scope["cp"] == scope["fsdp"] == "node" else "network",
+        "dp all-reduce": scope["dp"],
+        "pp send/recv": scope["pp"],
+        "ep all-to-all": "node"
+        if cluster.node_fabric.topology == "torus" or mesh.ep * mesh.tp * mesh.cp <= node
+        else "network",
+    }
+    comm = {}
     if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
         tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
         per_layer = passes * TP_ALLREDUCES_PER_LAYER * group_time_s("all-reduce", tp_bytes, topology["tp"])
@@ -269,9 +286,12 @@ def _communication(model, cluster, mesh, batch, recompute, keep_gathered, comput
         comm["fsdp all-gather + reduce-scatter"] = gathers * group_time_s(
             "all-gather", shard, shard_group
         ) + reduces * group_time_s("reduce-scatter", shard, shard_group)
-    if mesh.dp > 1:  # gradients all-reduced, bucket by bucket during the backward pass
+    if mesh.dp > 1:  # gradients all-reduced, bucket by bucket during the backward pass (over cp too without FSDP)
         grads = local_params(model, mesh) * WIRE_BYTES / shards
-        comm["dp all-reduce"] = group_time_s("all-reduce", grads, topology["dp"])
+        group = (
+            topology["dp"] if shards > 1 or mesh.cp == 1 else group_topology(cluster, mesh.dp * mesh.cp, mesh.tp, count)
+        )
+        comm["dp all-reduce"] = group_time_s("all-reduce", grads, group)
     if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
         send = micro * table.pp_elements_per_token() * WIRE_BYTES / mesh.tp  # Megatron scatters over tp ranks
         comm["pp send/recv"] = 2 * (batch.micro_batches + mesh.pp - 1) * send_time_s(send, topology["pp"])
@@ -280,17 +300,7 @@ def _communication(model, cluster, mesh, batch, recompute, keep_gathered, comput
         routed = micro * table.ep_elements_per_token() * WIRE_BYTES
         per_layer = passes * EP_ALL_TO_ALLS_PER_LAYER * group_time_s("all-to-all", routed, ep_group)
         comm["ep all-to-all"] = per_layer * layers * batch.micro_batches
-    window = compute  # what compute can hide, shared by the overlapped collectives in turn
-    backward = compute * BACKWARD_SHARE
-    for name, limit in (
-        ("cp all-gather", attention_s),
-        ("dp all-reduce", backward),
-        ("fsdp all-gather + reduce-scatter", compute),
-    ):
-        if name in comm:
-            hidden[name] = min(comm[name], limit, window)
-            window -= hidden[name]
-    return comm, {name: hidden.get(name, 0.0) for name in comm}
+    return comm, scope
 
 
 def train_step(
@@ -307,6 +317,7 @@ def train_step(
     interleave: int = 1,
     usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
     causal: bool | None = None,
+    efficiency: Efficiency | None = None,
 ) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
 
@@ -315,11 +326,14 @@ def train_step(
     ``interleave`` chunks per pipeline stage. MFU counts the model's FLOPs without recomputation;
     ``hardware_flops_utilization`` with it. ``causal`` defaults to the model's own; False computes the whole
     attention score matrix, as kernels that mask it afterwards do. Raises ValueError for a mesh that does not
-    divide the model or the batch. Chapter :ref:`ch-sharding`.
+    divide the model or the batch. The bound (``time_s``, ``mfu``) prices every FLOP at the peak; the forecast
+    (``forecast_time_s``, ``forecast_mfu``) at what kernels reach, ``efficiency`` overriding any assumption.
+    Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=8, tp=8)")
+    efficiency = require_efficiency(efficiency)
     one_of("recompute", recompute, RECOMPUTE)
     batch = _split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave)
     chip, count = cluster.chip, mesh.n_chips
@@ -334,11 +348,25 @@ def train_step(
     attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
     attention_s = attention_passes * float(table.score_flops(pairs)) / count / peak
     memory, room, keep_gathered = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction)
-    comm, hidden = _communication(model, cluster, mesh, batch, recompute, keep_gathered, compute, attention_s)
+    comm, scope = _communication(model, cluster, mesh, batch, recompute, keep_gathered)
+    hidden = {name: float(seconds) for name, seconds in hidden_s(comm, compute, attention_s).items()}
     exposed = {name: comm[name] - hidden[name] for name in comm}
     time = compute + bubble + sum(exposed.values())
     total = sum(memory.values())
     fits = total <= room
+    counts = StepCounts(
+        weight_flops=(model_flops + extra - attention_passes * float(table.score_flops(pairs))) / count,
+        score_flops=attention_passes * float(table.score_flops(pairs)) / count,
+        activation_bytes=(TRAINING_OVER_FORWARD + (1.0 if recompute == "full" else 0.0))
+        * table.activation_elements_per_token()
+        * batch.tokens
+        / count
+        * WIRE_BYTES,
+        micro_tokens=batch.micro_tokens / mesh.cp,
+        bubble_share=(mesh.pp - 1) / (batch.chunks * batch.micro_batches) if mesh.pp > 1 else 0.0,
+    )
+    forecast = step_forecast(chip, dtype, table, mesh, counts, comm, scope, efficiency)
+    forecast_time = forecast["total"]
     return TrainStep(
         mesh=mesh,
         n_chips=count,
@@ -355,6 +383,10 @@ def train_step(
         usable_bytes=room,
         fits=fits,
         reason="" if fits else f"needs {total / 2**30:,.1f} GiB per chip, {room / 2**30:,.1f} GiB usable",
+        forecast_time_s=scalar_or_array(forecast_time),
+        forecast_tokens_per_s=scalar_or_array(batch.tokens / forecast_time),
+        forecast_mfu=scalar_or_array(model_flops / (count * peak * forecast_time)),
+        forecast_parts_s={name: scalar_or_array(seconds) for name, seconds in forecast.items() if name != "total"},
     )
 
 

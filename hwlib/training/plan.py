@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwlib._checks import one_of, positive, whole_count
+import numpy as np
+
+from hwlib._checks import Number, one_of, positive, whole_count
 from hwlib.data import assumptions
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.data.records.transformer_table import RECOMPUTE, TRAINING_OVER_FORWARD, attended_pairs
+from hwlib.efficiency import Efficiency
 from hwlib.placement import group_time_s, group_topology
 from hwlib.training.mesh import WIRE_BYTES, Mesh, TrainStep, local_params, train_step
 from hwlib.units import GiB
@@ -51,34 +54,56 @@ def megatron_step_flops(batch: float, seq_len: float, n_layers: float, d: float,
     return 96.0 * batch * seq_len * n_layers * d**2 * (1.0 + seq_len / (6.0 * d) + vocab / (16.0 * n_layers * d))
 
 
-def training_run_bound(run: TrainingRun) -> tuple[float, TrainStep]:
+def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -> tuple[float, TrainStep]:
     """The most a measured run could reach in its own metric under ``train_step`` for its mesh, and the step.
 
-    Micro-batches of one sequence under a pipeline, as many interleaved chunks as the layers allow (the
-    smallest bubble) and all of HBM (the run fitted) where the run does not say. Chapter :ref:`ch-sharding`.
+    The run's micro-batch and interleaved chunks where it states them; else micro-batches of one sequence under
+    a pipeline and as many chunks as the layers allow (the smallest bubble). All of HBM (the run fitted). The
+    step carries the forecast at ``efficiency`` (``training_run_forecast`` gives it in the run's metric).
+    Chapter :ref:`ch-sharding`.
     """
     run = require(TrainingRun, "run", run, "hw.training_runs()[0]")
     mesh = Mesh(**run.mesh)
     model = run.model
-    chunks = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
+    if run.interleave is not None:
+        chunks = run.interleave
+    else:
+        chunks = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
+    micro = None if run.micro_batch_sequences is None else run.micro_batch_sequences * run.seq_len
     step = train_step(
         model,
         find_cluster(run.cluster_key),
         mesh,
         run.global_batch_sequences * run.seq_len,
         run.seq_len,
+        micro,
         recompute=run.recompute,
         dtype=run.dtype,
         interleave=chunks,
         usable_fraction=assumptions.BOUND_HBM_FRACTION,
         causal=run.causal,
+        efficiency=efficiency,
     )
+    return _in_metric(run, step.time_s, step.mfu, step.tokens_per_s), step
+
+
+def training_run_forecast(run: TrainingRun, efficiency: Efficiency | None = None) -> Number:
+    """The forecast of a measured run in its own metric (``training_run_bound``'s step priced at ``efficiency``;
+    an array where the efficiency's fields are). Chapter :ref:`ch-forecast`."""
+    _, step = training_run_bound(run, efficiency)
+    return _in_metric(run, step.forecast_time_s, step.forecast_mfu, step.forecast_tokens_per_s)
+
+
+def _in_metric(run: TrainingRun, time_s: Number, mfu: Number, tokens_per_s: Number) -> Number:
+    """A step's time, MFU or tokens/s in the run's metric."""
+    chips = int(np.prod(list(run.mesh.values())))
     if run.metric == "megatron_tflops":
+        model = run.model
         flops = megatron_step_flops(run.global_batch_sequences, run.seq_len, model.n_layers, model.d_model, model.vocab)
-        return flops / (mesh.n_chips * step.time_s), step
+        return flops / (chips * np.asarray(time_s))
     if run.metric == "mfu":
-        return step.mfu, step
-    return step.tokens_per_s / mesh.n_chips, step
+        return mfu
+    return tokens_per_s / chips
 
 
 def _powers_of_two(limit: int) -> list[int]:

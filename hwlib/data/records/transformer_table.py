@@ -274,6 +274,24 @@ class TransformerTable:
             return np.zeros(np.broadcast(np.asarray(tokens), np.asarray(pairs)).shape)
         return self.score_flops(pairs) if recompute == "selective" else self.forward_flops(tokens, pairs)
 
+    def layer_matmuls(self, tokens: Number, tp: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The forward matmuls of one layer on one of ``tp`` tensor-parallel chips for ``tokens`` tokens, as
+        (rows, columns, FLOP share) of their outputs: QKV (columns (n_h + 2 n_kv) d_h / tp), the attention output
+        (d), the MLP's up and gate (their widths / tp) and down (d); an MoE's experts each take the tokens routed
+        to them, k / E of the batch. Shares sum to 1. Rows broadcast with ``tokens``."""
+        model = self._structured()
+        rows = np.asarray(tokens, dtype=float)
+        d, q, kv = model.d_model, self.q_width, self.kv_width
+        width = model.d_ff_expert if model.is_moe else model.d_ff
+        up = (2 if model.mlp == "gated" else 1) * width
+        mlp_rows = rows * model.experts_per_token / model.n_experts if model.is_moe else rows
+        columns = np.array([(q + 2 * kv) / tp, d, up / tp, d])
+        inner = np.array([d, q / tp, d, width / tp])
+        used = max(self.experts_used, 1)
+        flops = columns * inner * np.array([1.0, 1.0, used, used])
+        all_rows = np.stack(np.broadcast_arrays(rows, rows, mlp_rows, mlp_rows), axis=-1)
+        return all_rows, columns, flops / flops.sum()
+
     # --- bytes -------------------------------------------------------------------------
 
     def kv_bytes_per_token(self, dtype: str = "bf16") -> float:

@@ -83,8 +83,12 @@ class ServingRun:
 
     ``tokens_per_s`` is the measured output tokens/s of the whole system (Sourced). ``input_len`` and
     ``output_len`` are tokens per request, fixed or a mean (None: not stated); ``batch`` the engine's
-    largest batch per replica where stated. Dtypes are what the run states or, where it does not,
-    the smallest it could have used (said in ``note``). Chapter :ref:`ch-serving`.
+    largest batch per replica where stated (a static batch, every sequence run together, where
+    ``scenario`` is "static batch"). Dtypes are what the run states or, where it does not,
+    the smallest it could have used (said in ``note``). ``outside_model`` says what the run depends on that
+    the forecast does not model ("" where it models all of it); such runs keep their bound check but are
+    left out of the calibration's error targets. ``source`` begins with the publisher, up to its first comma
+    (the group a leave-one-source-out fit drops). Chapter :ref:`ch-serving`.
     """
 
     key: str
@@ -105,6 +109,7 @@ class ServingRun:
     output_len: float | None
     batch: int | None = None
     note: str = ""
+    outside_model: str = ""
 
     def __post_init__(self) -> None:
         if self.n_chips % self.tensor_parallel:
@@ -120,7 +125,10 @@ class TrainingRun:
     "megatron_tflops" (teraFLOP/s per GPU counted by Narayanan et al.'s Eq. 3, which includes the
     recomputed forward), "mfu" (model FLOPs utilization) or "tokens_per_s_per_chip". ``dtype`` is the
     matmuls' peak the bound uses; ``causal`` False where the run's kernels computed the whole score matrix.
-    Chapter :ref:`ch-sharding`.
+    ``micro_batch_sequences`` and ``interleave`` (pipeline chunks per stage) where the run states them.
+    ``outside_model`` says what the run depends on that the step model leaves out ("" where nothing); such
+    runs keep their bound check but are left out of the calibration's error targets. ``source`` begins with
+    the publisher, up to its first comma (the group a leave-one-source-out fit drops). Chapter :ref:`ch-sharding`.
     """
 
     key: str
@@ -136,6 +144,9 @@ class TrainingRun:
     measured: object
     causal: bool = True
     note: str = ""
+    micro_batch_sequences: int | None = None
+    interleave: int | None = None
+    outside_model: str = ""
 
     def __post_init__(self) -> None:
         one_of("metric", self.metric, ("megatron_tflops", "mfu", "tokens_per_s_per_chip"))

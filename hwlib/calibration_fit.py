@@ -1,0 +1,210 @@
+"""Calibrating the forecast on measured runs, and how far off it is on runs it was not fitted to.
+
+The forecast (``hw.Efficiency``) takes its kernel efficiencies from sourced records; five values no record covers
+are fitted here: the achieved share of HBM bandwidth and each layer's and each sequence's overhead per step, on the
+serving runs, and training's elementwise passes and unmodelled share, on the training runs (with the fitted HBM
+share). Each fit picks, on a grid, the values with the least mean absolute relative error
+of the forecast against the measurement, |forecast - measured| / measured, in each run's own metric. The error a
+reader can expect on a new run is the error on runs the fit did not see: for every run, the forecast fitted
+without it (leave-one-out) and without every run of its source (leave-one-source-out; the source is the text
+before the first comma of ``run.source``). Runs that depend on something the model leaves out
+(``run.outside_model``), and serving runs whose prompt or answer lengths are not stated, are forecast and shown but
+neither fitted on nor counted in the errors. Chapter :ref:`ch-forecast`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwlib.data import calibrated
+from hwlib.data import model as find_model
+from hwlib.data import serving_runs as all_serving_runs
+from hwlib.data import training_runs as all_training_runs
+from hwlib.efficiency import Efficiency
+
+TRAINING_GRID = {"elementwise_passes": np.linspace(0.0, 16.0, 33), "unmodelled_share": np.linspace(0.0, 0.40, 41)}
+"""The values the training fit tries (a grid: every pair)."""
+SERVING_GRID = {
+    "hbm": np.linspace(0.5, 1.0, 26),
+    "layer_overhead_s": np.linspace(0.0, 60e-6, 31),
+    "sequence_overhead_s": np.linspace(0.0, 40e-6, 21),
+}
+"""The values the serving fit tries (a grid: every pair; the overhead in s)."""
+TARGETS = {"training": (0.10, 0.25), "serving": (0.20, 0.40)}
+"""The error targets the tests hold the forecast to: (mean, worst) absolute relative error, leave-one-out."""
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The fitted values (``fitted``: name -> value, fitted on every run in the targets; ``stored``: the values
+    ``hwlib.data.calibrated`` holds and every forecast uses), one table per domain (``training``, ``serving``: each
+    run's measurement, bound, forecast, leave-one-out and leave-one-source-out forecasts and errors), and the
+    ``summary`` of errors per domain. Chapter :ref:`ch-forecast`."""
+
+    fitted: dict
+    stored: dict
+    training: object
+    serving: object
+    summary: object
+
+
+def _source(run: object) -> str:
+    return run.source.split(",")[0].strip()
+
+
+def _grid(names: dict) -> tuple[dict, tuple[int, ...]]:
+    """The grid's values as arrays that broadcast against each other, and the grid's shape."""
+    axes = list(names)
+    shape = tuple(len(names[name]) for name in axes)
+    arrays = {}
+    for index, name in enumerate(axes):
+        view = [1] * len(axes)
+        view[index] = shape[index]
+        arrays[name] = names[name].reshape(view)
+    return arrays, shape
+
+
+def _fit(forecasts: np.ndarray, measured: np.ndarray, counted: np.ndarray, groups: list[str]) -> dict:
+    """Forecasts at the full fit, leave-one-out and leave-one-source-out, and the grid index of the full fit.
+
+    ``forecasts`` is runs x grid points; the fit minimises the mean absolute relative error over ``counted`` runs.
+    """
+    errors = np.abs(forecasts - measured[:, None]) / measured[:, None]
+    used = errors[counted]
+    total = used.sum(axis=0)
+    best = int(np.argmin(total))
+    count = int(counted.sum())
+    rows = np.arange(len(measured))
+    loo = np.empty(len(measured))
+    loso = np.empty(len(measured))
+    for run in rows:
+        without = total - (errors[run] if counted[run] else 0.0)
+        loo[run] = forecasts[run, int(np.argmin(without))]
+        same = np.array([g == groups[run] for g in groups]) & counted
+        loso[run] = forecasts[run, int(np.argmin(total - errors[same].sum(axis=0)))] if same.sum() < count else np.nan
+    return {"best": best, "all": forecasts[:, best], "loo": loo, "loso": loso}
+
+
+def _table(runs, measured, bound, fit, counted, groups, labels):
+    import pandas as pd
+
+    def error(values: np.ndarray) -> np.ndarray:
+        return 100 * (values - measured) / measured
+
+    return pd.DataFrame(
+        {
+            "source": groups,
+            "run": labels,
+            "measured": measured,
+            "bound": bound,
+            "forecast": fit["all"],
+            "forecast, leave one out": fit["loo"],
+            "forecast, leave source out": fit["loso"],
+            "% of bound": 100 * measured / bound,
+            "error (%)": error(fit["all"]),
+            "error, leave one out (%)": error(fit["loo"]),
+            "error, leave source out (%)": error(fit["loso"]),
+            "in targets": counted,
+            "why not": [run.outside_model for run in runs],
+        },
+        index=pd.Index([run.key for run in runs], name="key"),
+    )
+
+
+def _training() -> tuple[object, dict]:
+    from hwlib.training.plan import training_run_bound, training_run_forecast
+
+    runs = all_training_runs()
+    grid, shape = _grid(TRAINING_GRID)
+    efficiency = Efficiency(**grid)
+    forecasts = np.array([np.broadcast_to(training_run_forecast(run, efficiency), shape).ravel() for run in runs])
+    measured = np.array([float(run.measured.value) for run in runs])
+    bound = np.array([training_run_bound(run)[0] for run in runs])
+    counted = np.array([run.outside_model == "" for run in runs])
+    groups = [_source(run) for run in runs]
+    fit = _fit(forecasts, measured, counted, groups)
+    labels = [f"{run.model.name}, {int(np.prod(list(run.mesh.values()))):,} x {run.cluster_key}" for run in runs]
+    index = np.unravel_index(fit["best"], shape)
+    fitted = {name: float(TRAINING_GRID[name][i]) for name, i in zip(TRAINING_GRID, index)}
+    return _table(runs, measured, bound, fit, counted, groups, labels), fitted
+
+
+def serving_in_targets(run: object) -> str:
+    """Why a serving run is left out of the error targets ("" where it is in them)."""
+    if run.outside_model:
+        return run.outside_model
+    if run.input_len is None or run.output_len is None:
+        return "prompt or answer lengths not stated"
+    return ""
+
+
+def _serving() -> tuple[object, dict]:
+    from hwlib.serving.plan import serving_run_bound
+
+    runs = all_serving_runs()
+    grid, shape = _grid(SERVING_GRID)
+    efficiency = Efficiency(**grid)
+    forecasts = np.array(
+        [
+            np.broadcast_to(serving_run_bound(run, efficiency=efficiency).forecast_tokens_per_s, shape).ravel()
+            for run in runs
+        ]
+    )
+    measured = np.array([float(run.tokens_per_s.value) for run in runs])
+    bound = np.array([float(serving_run_bound(run).tokens_per_s) for run in runs])
+    reasons = [serving_in_targets(run) for run in runs]
+    counted = np.array([reason == "" for reason in reasons])
+    groups = [_source(run) for run in runs]
+    fit = _fit(forecasts, measured, counted, groups)
+    labels = [f"{find_model(run.model_key).name}, {run.system}, {run.precision}" for run in runs]
+    table = _table(runs, measured, bound, fit, counted, groups, labels)
+    table["why not"] = reasons
+    index = np.unravel_index(fit["best"], shape)
+    return table, {name: float(SERVING_GRID[name][i]) for name, i in zip(SERVING_GRID, index)}
+
+
+def _summary(tables: dict) -> object:
+    import pandas as pd
+
+    rows = {}
+    for domain, table in tables.items():
+        counted = table[table["in targets"]]
+        rows[domain] = {
+            "runs": len(table),
+            "in targets": len(counted),
+            "sources": counted["source"].nunique(),
+            "mean error, fitted on all (%)": counted["error (%)"].abs().mean(),
+            "mean error, leave one out (%)": counted["error, leave one out (%)"].abs().mean(),
+            "worst, leave one out (%)": counted["error, leave one out (%)"].abs().max(),
+            "mean error, leave source out (%)": counted["error, leave source out (%)"].abs().mean(),
+            "worst, leave source out (%)": counted["error, leave source out (%)"].abs().max(),
+            "target: mean (%)": 100 * TARGETS[domain][0],
+            "target: worst (%)": 100 * TARGETS[domain][1],
+        }
+    return pd.DataFrame(rows).T
+
+
+def calibration() -> Calibration:
+    """Fit the forecast's open values on the measured runs and report its errors (see the module docstring).
+
+    Takes a few seconds: every measured run's forecast on the whole grid. Chapter :ref:`ch-forecast`.
+    """
+    training, training_fit = _training()
+    serving, serving_fit = _serving()
+    stored = {
+        "hbm": calibrated.HBM_FRACTION.value,
+        "sequence_overhead_s": calibrated.SEQUENCE_OVERHEAD_S.value,
+        "elementwise_passes": calibrated.ELEMENTWISE_PASSES.value,
+        "unmodelled_share": calibrated.UNMODELLED_SHARE.value,
+        "layer_overhead_s": calibrated.LAYER_OVERHEAD_S.value,
+    }
+    tables = {"training": training, "serving": serving}
+    return Calibration(
+        fitted={**training_fit, **serving_fit},
+        stored=stored,
+        training=training,
+        serving=serving,
+        summary=_summary(tables),
+    )

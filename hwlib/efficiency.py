@@ -1,0 +1,229 @@
+"""From bound to forecast: the efficiency each term of a step reaches in practice.
+
+A bound prices every FLOP at the dense peak, every byte at the HBM bandwidth and every collective at its links'
+rate. A forecast prices the same counts at what kernels are measured to reach (``hw.Efficiency``):
+
+* **matmuls** at the fraction of the dtype's peak large GEMMs reach on the chip (``KernelEfficiency.matmul``),
+  times tile and wave quantization of the step's own shapes: a GEMM's output is cut into tiles of
+  t_m x t_n, a partial tile costs a whole one, and tiles run in waves of the chip's SM count, so a last partial
+  wave costs a whole one (NVIDIA, "Matrix Multiplication Background User's Guide");
+* **attention** at the fraction of the bf16 peak FlashAttention-style kernels reach (they run in bf16 beside
+  fp8 matmuls: ``assumptions.ATTENTION_DTYPE``);
+* **collectives** at the fraction of their bound that nccl-tests and published collectives reach
+  (``collective_efficiency``, from ``hw.step_measurements.COLLECTIVE_RUNS``), and never faster than the smallest
+  all-reduce measured (``small_allreduce_s``);
+* what no published measurement covers, fitted on measured runs (``hw.calibration()``): the achieved share of HBM
+  bandwidth and each layer's overhead in a serving step (kernel launches and the gaps between them), on the serving
+  runs; training's elementwise kernels (norms, activations, residuals) as passes over the activations, and the share
+  of a step no kernel accounts for, on the training runs. Chapter :ref:`ch-forecast`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields, replace
+
+import numpy as np
+
+from hwlib._checks import Number, as_real_array, describe, positive
+from hwlib.data import assumptions, calibrated, efficiencies, step_measurements
+from hwlib.data import cluster as find_cluster
+from hwlib.data.records import Chip, KernelEfficiency, require_chip
+
+
+@dataclass(frozen=True)
+class Efficiency:
+    """Overrides of what a forecast assumes; each None takes the sourced record or the calibrated fit.
+
+    ``matmul``: fraction of the dtype's dense peak large matmuls reach (before tile and wave quantization);
+    ``attention``: fraction of the bf16 peak attention kernels reach; ``hbm``: fraction of HBM bandwidth;
+    ``collective``: fraction of the collective bound reached; ``small_allreduce_s``: the least time of an
+    all-reduce (s); ``elementwise_passes``: passes of training's
+    elementwise kernels over the activations the matmuls move; ``unmodelled_share``: share of a training step's
+    time outside every modelled term; ``layer_overhead_s``: seconds each layer adds to every serving step;
+    ``kv_fraction``: share of the memory left after the weights that a serving engine gives its KV cache;
+    ``quantization``: apply tile and wave quantization. Floats or arrays (a forecast then broadcasts over them).
+    Chapter :ref:`ch-forecast`.
+    """
+
+    matmul: Number | None = None
+    attention: Number | None = None
+    hbm: Number | None = None
+    collective: Number | None = None
+    small_allreduce_s: Number | None = None
+    elementwise_passes: Number | None = None
+    unmodelled_share: Number | None = None
+    layer_overhead_s: Number | None = None
+    sequence_overhead_s: Number | None = None
+    kv_fraction: Number | None = None
+    quantization: bool = True
+
+    def __post_init__(self) -> None:
+        for name in ("matmul", "attention", "hbm", "collective", "kv_fraction"):
+            value = getattr(self, name)
+            if value is not None:
+                array = positive(f"Efficiency.{name}", value)
+                if (array > 1).any():
+                    raise ValueError(f"Efficiency.{name} must be a fraction in (0, 1], got {describe(value)}")
+        for name in ("small_allreduce_s", "elementwise_passes", "layer_overhead_s", "sequence_overhead_s"):
+            if getattr(self, name) is not None:
+                as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
+        if self.unmodelled_share is not None:
+            share = as_real_array("Efficiency.unmodelled_share", self.unmodelled_share, minimum=0.0)
+            if (share >= 1).any():
+                raise ValueError(
+                    f"Efficiency.unmodelled_share must be in [0, 1), got {describe(self.unmodelled_share)}"
+                )
+        if not isinstance(self.quantization, bool):
+            raise TypeError(f"Efficiency.quantization must be True or False, got {describe(self.quantization)}")
+
+
+def require_efficiency(efficiency: object) -> Efficiency:
+    """``efficiency`` as an Efficiency (None: every default), else a TypeError."""
+    if efficiency is None:
+        return Efficiency()
+    if not isinstance(efficiency, Efficiency):
+        raise TypeError(f"efficiency must be an hw.Efficiency(...) or None, got {describe(efficiency)}")
+    return efficiency
+
+
+def kernel_record(chip: Chip) -> KernelEfficiency:
+    """The chip's kernel efficiencies: its own record, or for a chip without one (an exercise's ``custom_chip``,
+    a source document's chip) the record of the vendor chip of the same name, else the most pessimistic of
+    every record, field by field (``assumptions.UNRECORDED_CHIP_EFFICIENCY``)."""
+    chip = require_chip(chip)
+    by_key = efficiencies.BY_CHIP
+    if chip.key in by_key:
+        return by_key[chip.key]
+    for record in by_key.values():
+        if record.chip_key.lower() == chip.name.lower().replace(" ", "-"):
+            return record
+    return efficiencies.PESSIMISTIC
+
+
+def matmul_fraction(chip: Chip, dtype: str) -> float:
+    """Fraction of ``dtype``'s dense peak large matmuls reach on ``chip``; a dtype the record lacks takes the
+    lowest fraction it records."""
+    record = kernel_record(chip)
+    if dtype in record.matmul:
+        return float(record.matmul[dtype].value)
+    return min(float(q.value) for q in record.matmul.values())
+
+
+def tile_quantization(rows: Number, columns: Number, tile: tuple[int, int], parallel_tiles: int) -> np.ndarray:
+    """Useful share of a GEMM's work whose output is rows x columns: partial tiles cost whole ones, and so does a
+    partial last wave of ``parallel_tiles`` tiles. Kernel libraries shrink the tile's rows for few rows: the
+    smallest power of two that holds them, from ``assumptions.SMALLEST_TILE_ROWS`` up to ``tile[0]``. Vectorised."""
+    rows, columns = np.asarray(rows, dtype=float), np.asarray(columns, dtype=float)
+    smallest = assumptions.SMALLEST_TILE_ROWS
+    tile_rows = np.clip(2.0 ** np.ceil(np.log2(np.maximum(rows, 1.0))), min(smallest, tile[0]), tile[0])
+    tiles = np.ceil(rows / tile_rows) * np.ceil(columns / tile[1])
+    useful = rows * columns / (tiles * tile_rows * tile[1])
+    waves = tiles / parallel_tiles
+    return useful * waves / np.ceil(waves)
+
+
+def layer_quantization(chip: Chip, table: object, tokens: Number, tp: int) -> np.ndarray:
+    """Useful share of one layer's matmul work for ``tokens`` tokens on one of ``tp`` chips: the FLOP-weighted
+    ``tile_quantization`` of its four matmuls (``TransformerTable.layer_matmuls``) with the chip's tile."""
+    record = kernel_record(chip)
+    rows, columns, shares = table.layer_matmuls(tokens, tp)
+    useful = tile_quantization(rows, columns, record.tile, int(record.parallel_tiles.value))
+    return 1.0 / np.sum(shares / useful, axis=-1)
+
+
+def collective_efficiency(scope: str) -> float:
+    """Fraction of ``hw.collective_time_s``'s bound that measured collectives reach: the geometric mean of
+    bound over measured time of ``COLLECTIVE_RUNS`` in ``scope`` ("node": one NVLink domain or slice;
+    "network": across the NICs). Chapter :ref:`ch-forecast`."""
+    if scope not in COLLECTIVE_SCOPES:
+        raise ValueError(f"scope must be one of {COLLECTIVE_SCOPES}, got {describe(scope)}")
+    return _collective_efficiencies()[scope]
+
+
+COLLECTIVE_SCOPES = ("node", "network")
+
+
+def _collective_efficiencies() -> dict[str, float]:
+    global _COLLECTIVE_CACHE
+    if _COLLECTIVE_CACHE is None:
+        from hwlib.collectives import collective_time_s
+        from hwlib.placement import group_topology
+
+        shares: dict[str, list[float]] = {scope: [] for scope in COLLECTIVE_SCOPES}
+        for run in step_measurements.COLLECTIVE_RUNS:
+            cluster = find_cluster(run.cluster_key)
+            bound = float(
+                collective_time_s(run.kind, run.n_bytes, group_topology(cluster, run.n_chips, 1, run.n_chips))
+            )
+            inside = cluster.node_size is None or run.n_chips <= cluster.node_size
+            shares["node" if inside else "network"].append(bound / run.time_s)
+        _COLLECTIVE_CACHE = {scope: float(np.exp(np.mean(np.log(values)))) for scope, values in shares.items()}
+    return _COLLECTIVE_CACHE
+
+
+_COLLECTIVE_CACHE: dict[str, float] | None = None
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """Every efficiency a forecast uses, as numbers: the overrides, else the chip's records and the fit."""
+
+    matmul: Number
+    attention: Number
+    hbm: Number
+    collective_node: Number
+    collective_network: Number
+    small_allreduce_s: Number
+    elementwise_passes: Number
+    unmodelled_share: Number
+    layer_overhead_s: Number
+    sequence_overhead_s: Number
+    kv_fraction: Number
+    quantization: bool
+
+
+def small_allreduce_s(n_chips: Number) -> np.ndarray:
+    """The least time an all-reduce over ``n_chips`` chips of a node takes (s): the smallest message's measured time
+    over 2 and over 8 chips (``efficiencies.SMALL_ALLREDUCE_S``), between them in log2 of the chips, flat outside;
+    0 for one chip. Chapter :ref:`ch-forecast`."""
+    chips = np.asarray(positive("n_chips", n_chips), dtype=float)
+    known = efficiencies.SMALL_ALLREDUCE_S
+    counts = sorted(known)
+    floor = np.interp(np.log2(chips), np.log2(counts), [known[n].value for n in counts])
+    return np.where(chips > 1, floor, 0.0)
+
+
+def resolve(chip: Chip, dtype: str, efficiency: Efficiency | None = None, n_chips: Number = 1) -> Resolved:
+    """The efficiencies a forecast on ``chip`` with ``dtype`` matmuls uses: ``efficiency``'s overrides, else the
+    chip's ``KernelEfficiency`` record, the measured collectives (``n_chips`` in the all-reduces' group) and the
+    calibrated fit (``hw.calibration()``)."""
+    given = require_efficiency(efficiency)
+    record = kernel_record(chip)
+
+    def pick(value: Number | None, default: float) -> Number:
+        return default if value is None else value
+
+    return Resolved(
+        matmul=pick(given.matmul, matmul_fraction(chip, dtype)),
+        attention=pick(given.attention, float(record.attention.value)),
+        hbm=pick(given.hbm, calibrated.HBM_FRACTION.value),
+        collective_node=pick(given.collective, collective_efficiency("node")),
+        collective_network=pick(given.collective, collective_efficiency("network")),
+        small_allreduce_s=pick(given.small_allreduce_s, small_allreduce_s(n_chips)),
+        elementwise_passes=pick(given.elementwise_passes, calibrated.ELEMENTWISE_PASSES.value),
+        unmodelled_share=pick(given.unmodelled_share, calibrated.UNMODELLED_SHARE.value),
+        layer_overhead_s=pick(given.layer_overhead_s, calibrated.LAYER_OVERHEAD_S.value),
+        sequence_overhead_s=pick(given.sequence_overhead_s, calibrated.SEQUENCE_OVERHEAD_S.value),
+        kv_fraction=pick(given.kv_fraction, efficiencies.KV_CACHE_FRACTION.value),
+        quantization=given.quantization,
+    )
+
+
+def with_fit(efficiency: Efficiency | None, **fitted: Number) -> Efficiency:
+    """``efficiency`` with the fitted fields it leaves open set to ``fitted`` (the calibration's trial values)."""
+    given = require_efficiency(efficiency)
+    names = {field.name for field in fields(Efficiency)}
+    unknown = set(fitted) - names
+    if unknown:
+        raise ValueError(f"unknown Efficiency fields {sorted(unknown)}")
+    return replace(given, **{name: value for name, value in fitted.items() if getattr(given, name) is None})

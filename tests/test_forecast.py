@@ -1,0 +1,201 @@
+"""The forecast beside every bound: its efficiencies, its calibration on measured runs, and its error."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hwlib as hw
+from hwlib.calibration_fit import TARGETS
+from hwlib.data import efficiencies
+from hwlib.data.records import KernelEfficiency
+from hwlib.efficiency import collective_efficiency, small_allreduce_s, tile_quantization
+from hwlib.serving.plan import serving_run_bound
+from hwlib.training.forecast import FORECAST_PARTS
+from hwlib.training.plan import training_run_bound, training_run_forecast
+
+AT_PEAK = hw.Efficiency(
+    matmul=1.0,
+    attention=1.0,
+    hbm=1.0,
+    collective=1.0,
+    small_allreduce_s=0.0,
+    elementwise_passes=0.0,
+    unmodelled_share=0.0,
+    layer_overhead_s=0.0,
+    sequence_overhead_s=0.0,
+    quantization=False,
+)
+"""Every efficiency at 100 %: the forecast falls back to the bound's own counts."""
+
+
+@pytest.fixture(scope="module")
+def calibration():
+    return hw.calibration()
+
+
+def test_the_error_table_prints_and_the_mean_errors_meet_their_targets(calibration):
+    print(calibration.summary.T.round(1).to_string())
+    for domain, (mean, _) in TARGETS.items():
+        row = calibration.summary.loc[domain]
+        assert row["mean error, leave one out (%)"] <= 100 * mean, domain
+
+
+def test_the_worst_errors_are_what_this_edition_reaches(calibration):
+    """The worst leave-one-out errors miss the targets (25 % and 40 %); the chapter names the runs. This holds them
+    where they are so that a change that makes them worse fails."""
+    summary = calibration.summary
+    assert summary.loc["training", "worst, leave one out (%)"] <= 30
+    assert summary.loc["serving", "worst, leave one out (%)"] <= 77
+
+
+def test_enough_runs_and_sources_are_in_the_targets(calibration):
+    summary = calibration.summary
+    assert summary.loc["training", "in targets"] >= 30 and summary.loc["training", "sources"] >= 4
+    assert summary.loc["serving", "in targets"] >= 25 and summary.loc["serving", "sources"] >= 4
+    chips = {hw.cluster(run.cluster_key).chip.vendor for run in hw.training_runs() if not run.outside_model}
+    assert {"NVIDIA", "Google"} <= chips
+
+
+def test_the_stored_values_are_the_fit(calibration):
+    assert calibration.fitted.keys() == calibration.stored.keys()
+    for name, value in calibration.stored.items():
+        assert calibration.fitted[name] == pytest.approx(value, rel=1e-9, abs=1e-12), name
+
+
+def test_leave_out_errors_are_computed_on_runs_outside_the_fit(calibration):
+    table = calibration.serving
+    counted = table[table["in targets"]]
+    assert counted["error, leave source out (%)"].notna().all()
+    assert (table.loc[~table["in targets"], "why not"] != "").all()
+
+
+@pytest.mark.parametrize("run", hw.training_runs(), ids=lambda run: run.key)
+def test_a_training_forecast_never_exceeds_its_bound(run):
+    bound, step = training_run_bound(run)
+    assert training_run_forecast(run) <= bound * (1 + 1e-9)
+    assert step.forecast_time_s >= step.time_s * (1 - 1e-9)
+    assert sum(step.forecast_parts_s.values()) == pytest.approx(step.forecast_time_s)
+    assert set(step.forecast_parts_s) == set(FORECAST_PARTS)
+
+
+@pytest.mark.parametrize("run", hw.serving_runs(), ids=lambda run: run.key)
+def test_a_serving_forecast_never_exceeds_its_bound(run):
+    result = serving_run_bound(run)
+    assert 0 < result.forecast_tokens_per_s <= result.tokens_per_s * (1 + 1e-9)
+
+
+def test_at_peak_a_serving_forecast_is_the_no_overlap_bound():
+    model = hw.model("llama-3-70b")
+    batch, context = np.array([1, 16, 256]), np.array([[128], [4096]])
+    step = hw.inference_step(model, hw.chip("h100-sxm"), batch, context, 1, 8, "fp8", "fp8", efficiency=AT_PEAK)
+    np.testing.assert_allclose(step.forecast_time_s, step.time_upper_s, rtol=1e-12)
+
+
+def test_at_peak_a_training_forecast_is_the_bound():
+    model, cluster = hw.model("llama-3-70b"), hw.cluster("hgx-h100-ndr")
+    mesh = hw.Mesh(fsdp=16, tp=8, pp=2)
+    step = hw.train_step(model, cluster, mesh, 4 * 2**20, 8192, efficiency=AT_PEAK)
+    assert step.forecast_time_s == pytest.approx(step.time_s, rel=1e-12)
+    assert step.forecast_mfu == pytest.approx(step.mfu, rel=1e-12)
+
+
+def test_each_serving_overhead_adds_what_it_says():
+    model, chip = hw.model("llama-3-8b"), hw.chip("h100-sxm")
+    base = hw.inference_step(model, chip, 32, 1024, 1, efficiency=AT_PEAK).forecast_time_s
+    per_layer = hw.Efficiency(**{**AT_PEAK.__dict__, "layer_overhead_s": 1e-5})
+    per_sequence = hw.Efficiency(**{**AT_PEAK.__dict__, "sequence_overhead_s": 1e-5})
+    assert hw.inference_step(model, chip, 32, 1024, 1, efficiency=per_layer).forecast_time_s == pytest.approx(
+        base + model.n_layers * 1e-5
+    )
+    assert hw.inference_step(model, chip, 32, 1024, 1, efficiency=per_sequence).forecast_time_s == pytest.approx(
+        base + 32 * 1e-5
+    )
+
+
+def test_the_smallest_allreduce_is_a_floor_between_its_measurements():
+    known = efficiencies.SMALL_ALLREDUCE_S
+    np.testing.assert_allclose(
+        small_allreduce_s(np.array([1, 2, 4, 8, 64])),
+        [0.0, known[2].value, (known[2].value + known[8].value) / 2, known[8].value, known[8].value],
+    )
+    model, chip = hw.model("llama-3-8b"), hw.chip("h100-sxm")
+    floor = hw.Efficiency(**{**AT_PEAK.__dict__, "small_allreduce_s": 1e-3})
+    step = hw.inference_step(model, chip, 1, 128, 1, 8, efficiency=floor)
+    assert step.forecast_time_s == pytest.approx(step.time_upper_s - step.comm_time_s + 2 * model.n_layers * 1e-3)
+
+
+def test_tile_and_wave_quantization():
+    assert tile_quantization(128, 128, (128, 128), 1) == pytest.approx(1.0)
+    assert tile_quantization(129, 128, (128, 128), 1) == pytest.approx(129 / 256)
+    assert tile_quantization(8, 128, (128, 128), 1) == pytest.approx(8 / 16)  # the row tile shrinks to 16
+    assert tile_quantization(128, 133 * 128, (128, 128), 132) == pytest.approx(133 / 264)  # a second, near-empty wave
+    assert tile_quantization(4096, 4096, (128, 128), 132) == pytest.approx(1024 / (8 * 132))
+
+
+def test_a_forecast_follows_its_matmul_fraction():
+    model, cluster = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
+    slow = hw.train_step(model, cluster, hw.Mesh(fsdp=8), 2**20, 8192, efficiency=hw.Efficiency(matmul=0.4))
+    fast = hw.train_step(model, cluster, hw.Mesh(fsdp=8), 2**20, 8192, efficiency=hw.Efficiency(matmul=0.8))
+    assert slow.forecast_parts_s["matmuls"] == pytest.approx(2 * fast.forecast_parts_s["matmuls"])
+    assert slow.time_s == fast.time_s
+
+
+def test_efficiencies_broadcast_as_arrays():
+    model, chip = hw.model("llama-3-8b"), hw.chip("h100-sxm")
+    step = hw.inference_step(model, chip, 8, 1024, 1, efficiency=hw.Efficiency(hbm=np.array([0.5, 1.0])))
+    assert np.shape(step.forecast_time_s) == (2,)
+    assert step.forecast_time_s[0] > step.forecast_time_s[1]
+
+
+def test_collective_efficiency_is_a_fraction_per_scope():
+    for scope in ("node", "network"):
+        assert 0 < collective_efficiency(scope) <= 1
+    with pytest.raises(ValueError, match="scope must be one of"):
+        collective_efficiency("rack")
+
+
+def test_every_kernel_record_is_sourced_and_a_fraction():
+    for record in efficiencies.RECORDS:
+        hw.chip(record.chip_key)
+        for quantity in (record.attention, *record.matmul.values()):
+            assert 0 < quantity.value <= 1 and quantity.source and quantity.quoted
+    with pytest.raises(ValueError, match="attention must be a fraction"):
+        KernelEfficiency(
+            "x",
+            {"bf16": efficiencies.RECORDS[0].attention},
+            efficiencies.KV_CACHE_FRACTION.__class__(1.5, "1", "s", "2026-12-02", "q"),
+            (128, 128),
+            efficiencies.RECORDS[0].parallel_tiles,
+        )
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "match"),
+    [
+        ({"matmul": 1.5}, ValueError, r"Efficiency\.matmul must be a fraction in \(0, 1\], got 1\.5"),
+        ({"hbm": 0}, ValueError, r"Efficiency\.hbm"),
+        ({"unmodelled_share": 1.0}, ValueError, r"Efficiency\.unmodelled_share must be in \[0, 1\)"),
+        ({"layer_overhead_s": -1e-6}, ValueError, r"Efficiency\.layer_overhead_s"),
+        ({"sequence_overhead_s": float("nan")}, ValueError, r"Efficiency\.sequence_overhead_s"),
+        ({"quantization": "yes"}, TypeError, r"Efficiency\.quantization must be True or False"),
+    ],
+)
+def test_bad_efficiencies_are_refused_by_name(options, error, match):
+    with pytest.raises(error, match=match):
+        hw.Efficiency(**options)
+
+
+def test_a_forecast_refuses_what_is_not_an_efficiency():
+    with pytest.raises(TypeError, match=r"efficiency must be an hw\.Efficiency"):
+        hw.inference_step(hw.model("llama-3-8b"), hw.chip("h100-sxm"), 1, 128, 1, efficiency=0.5)
+    with pytest.raises(TypeError, match=r"efficiency must be an hw\.Efficiency"):
+        hw.train_step(hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8), 2**20, 8192, efficiency={})
+
+
+def test_the_stored_error_bands_are_the_calibrations(calibration):
+    from hwlib.data import calibrated
+
+    for domain, stored in (("training", calibrated.TRAINING_ERROR), ("serving", calibrated.SERVING_ERROR)):
+        measured = calibration.summary.loc[domain, "mean error, leave one out (%)"] / 100
+        assert stored.value == pytest.approx(measured, abs=5e-4), domain
