@@ -352,10 +352,23 @@ def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
             hw.format_seconds(step.time_s),
             f"{step.tokens_per_s:,.0f}",
             f"{100 * step.mfu:.1f} %",
+            f"{100 * step.forecast_mfu:.1f} %",
             hw.format_bytes(step.memory_per_chip_bytes),
         ]
     header = next(line for line in out.splitlines() if "mesh" in line and "step time" in line)
-    assert header.split() == ["#", "mesh", "step", "time", "tokens/s", "MFU", "memory", "per", "chip"]
+    assert header.split() == [
+        "#",
+        "mesh",
+        "step",
+        "time",
+        "tokens/s",
+        "MFU",
+        "forecast",
+        "MFU",
+        "memory",
+        "per",
+        "chip",
+    ]
     assert f"{len(feasible)} of {len(results)} meshes fit" in out and "bounds" in out
     assert "None" not in out and "e+0" not in out and "NaN" not in out
 

@@ -216,6 +216,11 @@ def run_serve(args: argparse.Namespace) -> Report:
     fields.add(
         ("tokens/s per chip", rate(step.tokens_per_s_per_chip)), {"tokens_per_s_per_chip": step.tokens_per_s_per_chip}
     )
+    band = f"±{100 * hw.data.calibrated.SERVING_ERROR.value:.0f} % on runs outside the fit"
+    fields.add(
+        ("forecast", f"{seconds(step.forecast_time_s)} per output token, {rate(step.forecast_tokens_per_s)} ({band})"),
+        {"forecast_time_s": step.forecast_time_s, "forecast_tokens_per_s": step.forecast_tokens_per_s},
+    )
     fields.add(("time to first token", seconds(first)), {"time_to_first_token_s": first})
     fields.add(("largest batch that fits", f"{largest:,} sequences of {args.context:,} tokens"), {"max_batch": largest})
     fits = args.batch <= largest
@@ -268,6 +273,19 @@ def run_train(args: argparse.Namespace) -> Report:
     fields.add(("step time", seconds(step.time_s)), {"time_s": step.time_s})
     fields.add(("tokens/s", rate(step.tokens_per_s)), {"tokens_per_s": step.tokens_per_s})
     fields.add(("MFU", f"{100 * step.mfu:.1f} %"), {"mfu": step.mfu})
+    band = f"±{100 * hw.data.calibrated.TRAINING_ERROR.value:.0f} % on runs outside the fit"
+    fields.add(
+        (
+            "forecast",
+            f"{seconds(step.forecast_time_s)} per step, {rate(step.forecast_tokens_per_s)}, "
+            f"MFU {100 * step.forecast_mfu:.1f} % ({band})",
+        ),
+        {
+            "forecast_time_s": step.forecast_time_s,
+            "forecast_tokens_per_s": step.forecast_tokens_per_s,
+            "forecast_mfu": step.forecast_mfu,
+        },
+    )
     fields.add(
         ("memory per chip", hw.format_bytes(step.memory_per_chip_bytes)),
         {"memory_per_chip_bytes": step.memory_per_chip_bytes},
@@ -279,7 +297,9 @@ def run_train(args: argparse.Namespace) -> Report:
         comm.add(
             (name, seconds(time), seconds(exposed)), {"collective": name, "time_s": time, "exposed_time_s": exposed}
         )
-    report.note("(bounds: every chip at its peak FLOP/s and every link at its rate)")
+    report.note(
+        "(bounds: every chip at its peak FLOP/s and every link at its rate; the forecast: at what kernels reach)"
+    )
     return report
 
 
@@ -302,8 +322,8 @@ def run_plan(args: argparse.Namespace) -> Report:
         {**_train_inputs(args, model, cluster), "n_chips": n_chips, "top": None if args.all else args.top},
         csv_table="meshes",
     )
-    header = ("#", "mesh", "step time", "tokens/s", "MFU", "memory per chip")
-    table = report.table("meshes", (*header, "fits", "why not") if args.all else header, "rlrrrr" + "ll" * args.all)
+    header = ("#", "mesh", "step time", "tokens/s", "MFU", "forecast MFU", "memory per chip")
+    table = report.table("meshes", (*header, "fits", "why not") if args.all else header, "rlrrrrr" + "ll" * args.all)
     shown = results if args.all else [(mesh, step, "") for mesh, step in feasible[: args.top]]
     for rank, (mesh, step, reason) in enumerate(shown, 1):
         fits = step is not None and step.fits
@@ -313,6 +333,7 @@ def run_plan(args: argparse.Namespace) -> Report:
             seconds(step.time_s) if step else "-",
             rate(step.tokens_per_s).removesuffix(" tokens/s") if step else "-",
             f"{100 * step.mfu:.1f} %" if step else "-",
+            f"{100 * step.forecast_mfu:.1f} %" if step else "-",
             hw.format_bytes(step.memory_per_chip_bytes) if step else "-",
         ]
         if args.all:
@@ -326,14 +347,17 @@ def run_plan(args: argparse.Namespace) -> Report:
                 "time_s": step.time_s if step else None,
                 "tokens_per_s": step.tokens_per_s if step else None,
                 "mfu": step.mfu if step else None,
+                "forecast_mfu": step.forecast_mfu if step else None,
                 "memory_per_chip_bytes": step.memory_per_chip_bytes if step else None,
                 "fits": fits,
                 "reason": reason,
             },
         )
     best = "every mesh, feasible ones first" if args.all else f"the best {min(args.top, len(feasible)):,} by step time"
+    band = 100 * hw.data.calibrated.TRAINING_ERROR.value
     report.note(
         f"{len(feasible):,} of {len(results):,} meshes fit; showing {best} (--top N, --all for every mesh with the "
-        "reason it fails). Step time, tokens/s and MFU are bounds: every chip at its peak, every link at its rate."
+        "reason it fails). Step time, tokens/s and MFU are bounds: every chip at its peak, every link at its rate; "
+        f"the forecast MFU prices each term at what kernels reach (±{band:.0f} % on runs outside the fit)."
     )
     return report

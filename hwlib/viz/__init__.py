@@ -3,8 +3,8 @@
 Each name loads its module (and matplotlib, pandas or ipywidgets) only when first used, so ``import hwlib``
 stays a light calculator. The modules: ``tables`` and ``check_tables``; the figures of each topic
 (``figures``, ``memory_figures``, ``model_figures``, ``serving_figures``, ``commute_figures``,
-``training_figures``); ``explorers``; ``gluing`` (numbers in the prose); ``latex`` (tables in the PDF);
-``style`` (the book's look).
+``training_figures``, ``forecast_figures``); ``explorers``; ``gluing`` (numbers in the prose); ``latex`` (tables in
+the PDF); ``style`` (the book's look).
 """
 
 from __future__ import annotations
@@ -49,6 +49,7 @@ _NAMES = {
     "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
     "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
     "hwlib.viz.training_figures": ("plot_step_breakdown",),
+    "hwlib.viz.forecast_figures": ("forecast_waterfall", "plot_forecast_waterfall"),
     "hwlib.viz.explorers": (
         "BatchSqueezeExplorer",
         "ByteEnergyExplorer",

@@ -17,18 +17,21 @@ from hwlib.data import training_runs as all_training_runs
 from hwlib.data.records import CollectiveRun, ServingRun, TrainingRun
 from hwlib.placement import group_topology
 from hwlib.serving.plan import max_mean_prompt, serving_run_bound
-from hwlib.training.plan import training_run_bound
+from hwlib.training.plan import training_run_bound, training_run_forecast
 from hwlib.units import GiB
 
 
 def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
-    """Measured serving runs beside the model's throughput bound: tokens/s, the share of the bound reached,
-    and for runs of unstated prompt length the longest mean prompt the bound allows. Chapter :ref:`ch-serving`.
+    """Measured serving runs beside the model's throughput bound and forecast: tokens/s, the share of the bound
+    reached, the forecast's error, and for runs of unstated prompt length the longest mean prompt the bound allows.
+    Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
     runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, ServingRun) for run in runs):
         raise TypeError(f"runs must be a non-empty sequence of ServingRun records, got {runs!r}")
-    bounds = [serving_run_bound(run).tokens_per_s for run in runs]
+    results = [serving_run_bound(run) for run in runs]
+    bounds = [result.tokens_per_s for result in results]
+    forecasts = [float(result.forecast_tokens_per_s) for result in results]
     measured = [run.tokens_per_s.value for run in runs]
     lengths = [
         f"{run.input_len:,} / {run.output_len:,.0f}"
@@ -47,6 +50,8 @@ def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFram
             "measured (tokens/s)": measured,
             "bound (tokens/s)": bounds,
             "% of bound": [100 * m / b for m, b in zip(measured, bounds)],
+            "forecast (tokens/s)": forecasts,
+            "forecast error (%)": [100 * (f - m) / m for f, m in zip(forecasts, measured)],
             "longest mean prompt allowed": [
                 max_mean_prompt(run) if run.input_len is None and run.output_len is not None else None for run in runs
             ],
@@ -76,9 +81,8 @@ def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFr
 
 
 def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFrame:
-    """Measured training runs beside ``hw.train_step``'s bound for each one's own mesh, in its own metric.
-
-    Chapter :ref:`ch-sharding`.
+    """Measured training runs beside ``hw.train_step``'s bound and forecast for each one's own mesh, in its own
+    metric. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     runs = all_training_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, TrainingRun) for run in runs):
@@ -91,6 +95,7 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
     rows = []
     for run in runs:
         bound, step = training_run_bound(run)
+        forecast = float(training_run_forecast(run))
         label, scale = units[run.metric]
         rows.append(
             {
@@ -102,6 +107,8 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
                 "measured": run.measured.value * scale,
                 "bound": bound * scale,
                 "% of bound": 100 * run.measured.value / bound,
+                "forecast": forecast * scale,
+                "forecast error (%)": 100 * (forecast - run.measured.value) / run.measured.value,
                 "key": run.key,
             }
         )

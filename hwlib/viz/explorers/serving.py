@@ -16,7 +16,7 @@ from hwlib.data import model as find_model
 from hwlib.data import models as all_models
 from hwlib.data.records import Chip, ModelShape
 from hwlib.serving.plan import serving_curve, serving_name, tensor_parallel_sizes
-from hwlib.serving.step import PRECISIONS, compute_bound_batch, max_batch, time_to_first_token_s
+from hwlib.serving.step import PRECISIONS, compute_bound_batch, inference_step, max_batch, time_to_first_token_s
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import Explorer, chip_dropdown, offered_records, options_in, record_dropdown
 from hwlib.viz.explorers.memory import deployable_chips
@@ -138,6 +138,7 @@ class ServingExplorer(Explorer):
             model, chip, self.context_len.value, count, options["weight_dtype"], options["kv_dtype"]
         )
         self._first = time_to_first_token_s(model, chip, self.context_len.value, 1, count, **options)
+        self._forecast = inference_step(model, chip, self._x, self.context_len.value, 1, count, **options)
         fits = curve.fits
         self._line.set_visible(bool(fits.any()))
         if fits.any():
@@ -171,6 +172,11 @@ class ServingExplorer(Explorer):
                     f"{curve.tokens_per_s[index]:,.0f} / {curve.tokens_per_s_per_chip[index]:,.0f}",
                 ),
                 ("bound", str(curve.bound[index])),
+                (
+                    "forecast: time per output token, tokens/s per chip",
+                    f"{format_seconds(self._forecast.forecast_time_s[index])}, "
+                    f"{self._forecast.forecast_tokens_per_s[index] / count:,.0f}",
+                ),
             ]
         else:
             rows.append((f"batch {batch:,}", "does not fit"))

@@ -191,6 +191,11 @@ class TrainingExplorer(Explorer):
             ("step", format_seconds(step.time_s)),
             ("tokens/s", f"{step.tokens_per_s:,.0f}"),
             ("MFU", f"{100 * step.mfu:.0f} %"),
+            (
+                "forecast: step, tokens/s, MFU",
+                f"{format_seconds(step.forecast_time_s)}, {step.forecast_tokens_per_s:,.0f}, "
+                f"{100 * step.forecast_mfu:.0f} %",
+            ),
             ("exposed communication", format_seconds(exposed) if exposed else "none"),
             (
                 "memory per chip",

@@ -1,0 +1,70 @@
+"""From bound to forecast: where a measured run's time goes between its bound and its measurement.
+
+Chapter :ref:`ch-forecast`.
+"""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+
+from hwlib.data.records import TrainingRun, require
+from hwlib.efficiency import Efficiency
+from hwlib.training.forecast import FORECAST_PARTS
+from hwlib.training.plan import training_run_bound
+from hwlib.viz.style import PALETTE, new_axes
+
+_AT_PEAK = Efficiency(
+    matmul=1.0,
+    attention=1.0,
+    hbm=1.0,
+    collective=1.0,
+    small_allreduce_s=0.0,
+    elementwise_passes=0.0,
+    unmodelled_share=0.0,
+    quantization=False,
+)
+_STEPS = {
+    "matmuls": "matmul efficiency",
+    "attention": "attention kernels",
+    "elementwise": "elementwise kernels",
+    "pipeline bubble": "bubble (longer compute)",
+    "exposed communication": "exposed communication",
+    "unmodelled": "unmodelled share",
+}
+
+
+def forecast_waterfall(run: TrainingRun) -> pd.DataFrame:
+    """The seconds of one step of a measured training run, from its bound to its measurement: the bound, what each
+    forecast part adds to it (``FORECAST_PARTS`` at the forecast's efficiencies less the same part at the peak),
+    the forecast, what the forecast misses, and the measured time (its metric turned into seconds per step)."""
+    run = require(TrainingRun, "run", run, "hw.training_runs()[0]")
+    bound, step = training_run_bound(run)
+    _, peak = training_run_bound(run, _AT_PEAK)
+    measured_s = step.time_s * bound / run.measured.value
+    rows = [("bound", step.time_s)]
+    rows += [(_STEPS[name], step.forecast_parts_s[name] - peak.forecast_parts_s[name]) for name in FORECAST_PARTS]
+    rows += [("forecast", step.forecast_time_s), ("left unexplained", measured_s - step.forecast_time_s)]
+    rows += [("measured", measured_s)]
+    return pd.DataFrame(rows, columns=["step", "seconds"]).set_index("step")
+
+
+def plot_forecast_waterfall(run: TrainingRun, *, title: str | None = None, ax: plt.Axes | None = None) -> plt.Axes:
+    """A waterfall of ``forecast_waterfall(run)``: bars for the bound, the forecast and the measurement, and
+    floating bars for what each term adds (a negative one hangs down)."""
+    table = forecast_waterfall(run)
+    ax = new_axes(ax, (4.2, 3.2))
+    totals = {"bound", "forecast", "measured"}
+    level, colours = 0.0, {"bound": "#999999", "forecast": PALETTE[0], "measured": "#222222"}
+    positions = np.arange(len(table))
+    for position, (name, seconds) in zip(positions, table["seconds"].items()):
+        if name in totals:
+            ax.bar(position, seconds, color=colours[name], width=0.7)
+            level = seconds
+        else:
+            ax.bar(position, seconds, bottom=level, color=PALETTE[2] if seconds >= 0 else PALETTE[1], width=0.7)
+            level += seconds
+    ax.set_xticks(positions, table.index, rotation=60, ha="right", fontsize=7.5)
+    ax.set(ylabel="seconds per step", title=title or run.key)
+    return ax
