@@ -111,14 +111,7 @@ from hwlib.roofline import (
     ridge_point,
     roofline_time_s,
 )
-from hwlib.serving.plan import (
-    largest_batch_within,
-    serving_chips,
-    serving_curve,
-    serving_run_bound,
-    tensor_parallel_sizes,
-    throughput_bound,
-)
+from hwlib.serving.plan import largest_batch_within, serving_chips, serving_curve, tensor_parallel_sizes
 from hwlib.serving.step import (
     PRECISIONS,
     compute_bound_batch,
@@ -129,6 +122,7 @@ from hwlib.serving.step import (
     time_per_output_token_s,
     time_to_first_token_s,
 )
+from hwlib.serving.throughput import serving_run_bound, throughput_bound
 from hwlib.training.mesh import Mesh, train_step
 from hwlib.training.plan import fsdp_threshold_tokens, megatron_step_flops, plan_training
 from hwlib.training.regimes import optimizer_bytes, regime_steps, training_step, transformer_params

@@ -115,6 +115,12 @@ def scalar_or_array(result: np.ndarray) -> Number:
     return float(result) if np.ndim(result) == 0 else result
 
 
+def whole_or_array(counts: np.ndarray) -> int | np.ndarray:
+    """Give back a Python int for 0-d counts and an int64 array otherwise."""
+    counts = np.asarray(counts)
+    return int(counts) if counts.ndim == 0 else counts.astype(np.int64)
+
+
 def one_of(name: str, value: object, allowed: Iterable[str]) -> str:
     """Return ``value`` if it is one of ``allowed`` strings, else raise naming them."""
     allowed = tuple(allowed)

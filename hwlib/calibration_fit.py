@@ -141,7 +141,7 @@ def serving_in_targets(run: object) -> str:
 
 
 def _serving() -> tuple[object, dict]:
-    from hwlib.serving.plan import serving_run_bound
+    from hwlib.serving.throughput import serving_run_bound
 
     runs = all_serving_runs()
     grid, shape = _grid(SERVING_GRID)

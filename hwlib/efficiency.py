@@ -11,7 +11,8 @@ rate. A forecast prices the same counts at what kernels are measured to reach (`
   fp8 matmuls: ``assumptions.ATTENTION_DTYPE``);
 * **collectives** at the fraction of their bound that nccl-tests and published collectives reach
   (``collective_efficiency``, from ``hw.step_measurements.COLLECTIVE_RUNS``), and never faster than the smallest
-  all-reduce measured (``small_allreduce_s``);
+  all-reduce measured (``small_allreduce_s``); a collective hidden behind compute still slows that compute by the
+  chip's measured ``overlap_slowdown`` (its kernels take the GPU's SMs and bandwidth);
 * what no published measurement covers, fitted on measured runs (``hw.calibration()``): the achieved share of HBM
   bandwidth and each layer's overhead in a serving step (kernel launches and the gaps between them), on the serving
   runs; training's elementwise kernels (norms, activations, residuals) as passes over the activations, and the share
@@ -41,6 +42,7 @@ class Efficiency:
     elementwise kernels over the activations the matmuls move; ``unmodelled_share``: share of a training step's
     time outside every modelled term; ``layer_overhead_s``: seconds each layer adds to every serving step;
     ``kv_fraction``: share of the memory left after the weights that a serving engine gives its KV cache;
+    ``overlap_slowdown``: how much longer compute takes while a collective runs beside it (0.2: 20 % longer);
     ``quantization``: apply tile and wave quantization. Floats or arrays (a forecast then broadcasts over them).
     Chapter :ref:`ch-forecast`.
     """
@@ -55,6 +57,7 @@ class Efficiency:
     layer_overhead_s: Number | None = None
     sequence_overhead_s: Number | None = None
     kv_fraction: Number | None = None
+    overlap_slowdown: Number | None = None
     quantization: bool = True
 
     def __post_init__(self) -> None:
@@ -67,12 +70,11 @@ class Efficiency:
         for name in ("small_allreduce_s", "elementwise_passes", "layer_overhead_s", "sequence_overhead_s"):
             if getattr(self, name) is not None:
                 as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
-        if self.unmodelled_share is not None:
-            share = as_real_array("Efficiency.unmodelled_share", self.unmodelled_share, minimum=0.0)
-            if (share >= 1).any():
-                raise ValueError(
-                    f"Efficiency.unmodelled_share must be in [0, 1), got {describe(self.unmodelled_share)}"
-                )
+        for name in ("unmodelled_share", "overlap_slowdown"):
+            if getattr(self, name) is not None:
+                share = as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
+                if (share >= 1).any():
+                    raise ValueError(f"Efficiency.{name} must be in [0, 1), got {describe(getattr(self, name))}")
         if not isinstance(self.quantization, bool):
             raise TypeError(f"Efficiency.quantization must be True or False, got {describe(self.quantization)}")
 
@@ -131,6 +133,13 @@ def layer_quantization(chip: Chip, table: object, tokens: Number, tp: int) -> np
     return 1.0 / np.sum(shares / useful, axis=-1)
 
 
+def overlap_slowdown(chip: Chip) -> float:
+    """How much longer compute takes on ``chip`` while a collective runs beside it (0.189: 18.9 % longer): its
+    record's measured value, 0 where none applies. Chapter :ref:`ch-forecast`."""
+    measured = kernel_record(chip).overlap_slowdown
+    return 0.0 if measured is None else float(measured.value)
+
+
 def collective_efficiency(scope: str) -> float:
     """Fraction of ``hw.collective_time_s``'s bound that measured collectives reach: the geometric mean of
     bound over measured time of ``COLLECTIVE_RUNS`` in ``scope`` ("node": one NVLink domain or slice;
@@ -179,6 +188,7 @@ class Resolved:
     layer_overhead_s: Number
     sequence_overhead_s: Number
     kv_fraction: Number
+    overlap_slowdown: Number
     quantization: bool
 
 
@@ -215,6 +225,7 @@ def resolve(chip: Chip, dtype: str, efficiency: Efficiency | None = None, n_chip
         layer_overhead_s=pick(given.layer_overhead_s, calibrated.LAYER_OVERHEAD_S.value),
         sequence_overhead_s=pick(given.sequence_overhead_s, calibrated.SEQUENCE_OVERHEAD_S.value),
         kv_fraction=pick(given.kv_fraction, efficiencies.KV_CACHE_FRACTION.value),
+        overlap_slowdown=pick(given.overlap_slowdown, overlap_slowdown(chip)),
         quantization=given.quantization,
     )
 

@@ -243,12 +243,42 @@ def test_serve_without_chips_is_serving_chips():
     plan = hw.serving_chips(
         hw.model("llama-3-70b"), hw.chip("H100-SXM"), 4096, 16, 0.05, ttft_target_s=0.5, **hw.PRECISIONS["fp8"]
     )
-    assert plan.n_chips >= 1
+    assert plan.n_chips >= 1 and plan.by == "forecast"
     assert row(out, "fewest chips") == [f"{plan.n_chips:,} ({plan.deployment})"]
     assert row(out, "batch within the target") == [f"{plan.batch:,} sequences ({plan.max_batch:,} fit in HBM)"]
-    assert row(out, "time per output token")[0].startswith(hw.format_seconds(plan.time_per_token_s))
-    assert row(out, "time to first token") == [hw.format_seconds(plan.time_to_first_token_s)]
-    assert row(out, "tokens/s, system") == [f"{plan.tokens_per_s:,.0f} tokens/s"]
+    assert row(out, "time per output token") == [
+        f"{hw.format_seconds(plan.forecast_time_per_token_s)} forecast at that batch (bound "
+        f"{hw.format_seconds(plan.time_per_token_s)})"
+    ]
+    assert row(out, "time to first token") == [
+        f"{hw.format_seconds(plan.forecast_time_to_first_token_s)} forecast "
+        f"(bound {hw.format_seconds(plan.time_to_first_token_s)})"
+    ]
+    assert row(out, "tokens/s, system") == [
+        f"{plan.forecast_tokens_per_s:,.0f} tokens/s forecast (bound {plan.tokens_per_s:,.0f} tokens/s)"
+    ]
+    assert "met by the forecast" in out
+
+
+def test_efficiency_flags_reach_the_forecast():
+    model, chip = hw.model("llama-3-70b"), hw.chip("H100-SXM")
+    out = ok("serve", "--model", "llama-3-70b", "--chip", "H100-SXM", "--chips", "8", "--efficiency", "hbm=0.5")
+    slow = hw.inference_step(model, chip, 1, 4096, 1, 8, efficiency=hw.Efficiency(hbm=0.5))
+    assert hw.format_seconds(slow.forecast_time_s) + " per output token" in row(out, "forecast")[0]
+    args = ("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8", "--json")
+    tuned = json.loads(ok(*args, "--efficiency", "matmul=0.5,unmodelled_share=0,quantization=off"))
+    step = hw.train_step(
+        hw.model("llama-3-8b"),
+        hw.cluster("hgx-h100-ndr"),
+        hw.Mesh(fsdp=8),
+        2**20,
+        hw.doc002.SEQ_LEN,
+        efficiency=hw.Efficiency(matmul=0.5, unmodelled_share=0.0, quantization=False),
+    )
+    assert tuned["forecast_time_s"] == pytest.approx(step.forecast_time_s)
+    for bad, words in (("matmul=1.5", "Efficiency.matmul must be a fraction"), ("speed=2", "name=value pairs over")):
+        result = cli(*args, "--efficiency", bad)
+        assert result.returncode == 2 and words in result.stderr and len(result.stderr.splitlines()) == 1
 
 
 def test_serve_says_when_no_size_meets_the_targets():
@@ -349,27 +379,27 @@ def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
         cells = re.split(r"\s{2,}", line.strip())
         assert cells[1:] == [
             str(mesh),
+            hw.format_seconds(step.forecast_time_s),
+            f"{100 * step.forecast_mfu:.1f} %",
             hw.format_seconds(step.time_s),
             f"{step.tokens_per_s:,.0f}",
             f"{100 * step.mfu:.1f} %",
-            f"{100 * step.forecast_mfu:.1f} %",
             hw.format_bytes(step.memory_per_chip_bytes),
         ]
-    header = next(line for line in out.splitlines() if "mesh" in line and "step time" in line)
-    assert header.split() == [
+    times = [step.forecast_time_s for _, step in feasible[:10]]
+    assert times == sorted(times)
+    header = next(line for line in out.splitlines() if "mesh" in line and "forecast step" in line)
+    assert re.split(r"\s{2,}", header.strip()) == [
         "#",
         "mesh",
-        "step",
-        "time",
-        "tokens/s",
-        "MFU",
-        "forecast",
-        "MFU",
-        "memory",
-        "per",
-        "chip",
+        "forecast step",
+        "forecast MFU",
+        "step (bound)",
+        "tokens/s (bound)",
+        "MFU (bound)",
+        "memory per chip",
     ]
-    assert f"{len(feasible)} of {len(results)} meshes fit" in out and "bounds" in out
+    assert f"{len(feasible)} of {len(results)} meshes fit" in out and "by forecast step time" in out
     assert "None" not in out and "e+0" not in out and "NaN" not in out
 
 

@@ -359,6 +359,7 @@ def test_explorers_import_only_what_viz_may():
         "hwlib.memory",
         "hwlib.serving.step",
         "hwlib.serving.plan",
+        "hwlib.serving.throughput",
         "hwlib.training.mesh",
         "hwlib.energy",
         "hwlib.layer_model",

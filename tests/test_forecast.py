@@ -10,7 +10,7 @@ from hwlib.calibration_fit import TARGETS
 from hwlib.data import efficiencies
 from hwlib.data.records import KernelEfficiency
 from hwlib.efficiency import collective_efficiency, small_allreduce_s, tile_quantization
-from hwlib.serving.plan import serving_run_bound
+from hwlib.serving.throughput import serving_run_bound
 from hwlib.training.forecast import FORECAST_PARTS
 from hwlib.training.plan import training_run_bound, training_run_forecast
 
@@ -22,6 +22,7 @@ AT_PEAK = hw.Efficiency(
     small_allreduce_s=0.0,
     elementwise_passes=0.0,
     unmodelled_share=0.0,
+    overlap_slowdown=0.0,
     layer_overhead_s=0.0,
     sequence_overhead_s=0.0,
     quantization=False,
@@ -34,19 +35,13 @@ def calibration():
     return hw.calibration()
 
 
-def test_the_error_table_prints_and_the_mean_errors_meet_their_targets(calibration):
+def test_the_error_table_prints_and_the_errors_meet_their_targets(calibration):
     print(calibration.summary.T.round(1).to_string())
-    for domain, (mean, _) in TARGETS.items():
+    for domain, (mean, worst) in TARGETS.items():
         row = calibration.summary.loc[domain]
         assert row["mean error, leave one out (%)"] <= 100 * mean, domain
-
-
-def test_the_worst_errors_are_what_this_edition_reaches(calibration):
-    """The worst leave-one-out errors miss the targets (25 % and 40 %); the chapter names the runs. This holds them
-    where they are so that a change that makes them worse fails."""
-    summary = calibration.summary
-    assert summary.loc["training", "worst, leave one out (%)"] <= 30
-    assert summary.loc["serving", "worst, leave one out (%)"] <= 77
+        assert row["worst, leave one out (%)"] <= 100 * worst, domain
+        assert row["mean error, leave source out (%)"] >= row["mean error, leave one out (%)"] - 1e-9, domain
 
 
 def test_enough_runs_and_sources_are_in_the_targets(calibration):
@@ -113,6 +108,34 @@ def test_each_serving_overhead_adds_what_it_says():
     )
 
 
+def test_a_hidden_collective_slows_the_compute_beside_it_by_the_measured_share():
+    model, cluster = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
+    mesh, batch, seq = hw.Mesh(fsdp=64), 64 * 8192, 8192
+    quiet = hw.train_step(model, cluster, mesh, batch, seq, efficiency=AT_PEAK)
+    loud = hw.train_step(
+        model, cluster, mesh, batch, seq, efficiency=hw.Efficiency(**{**AT_PEAK.__dict__, "overlap_slowdown": 0.25})
+    )
+    hidden = sum(quiet.comm_time_s.values()) - sum(quiet.exposed_comm_time_s.values())
+    assert hidden > 0
+    assert loud.forecast_parts_s["overlap slowdown"] == pytest.approx(0.25 * hidden)
+    assert loud.forecast_time_s == pytest.approx(quiet.forecast_time_s + 0.25 * hidden)
+    default = hw.train_step(model, cluster, mesh, batch, seq)
+    assert default.forecast_parts_s["overlap slowdown"] > 0
+    assert efficiencies.BY_CHIP["h100-sxm"].overlap_slowdown.value == pytest.approx(0.189)
+    tpu = hw.train_step(model, hw.cluster("tpu-v5p"), mesh, batch, seq)
+    assert tpu.forecast_parts_s["overlap slowdown"] == 0  # no TPU measurement: none applied
+
+
+def test_a_run_whose_software_predates_flashattention_2_takes_the_older_kernel():
+    runs = {run.key: run for run in hw.training_runs()}
+    old, new = runs["mpt-h100-13b-8"], runs["nemo2407-llama3-8b"]
+    assert old.attention.value == pytest.approx(335 / 989) and new.attention is None
+    _, step = training_run_bound(old)
+    _, fast = training_run_bound(old, hw.Efficiency(attention=0.75))
+    assert step.forecast_parts_s["attention"] == pytest.approx(fast.forecast_parts_s["attention"] * 0.75 / (335 / 989))
+    assert runs["mpt-a100-7b-8"].attention.value == pytest.approx(0.40)
+
+
 def test_the_smallest_allreduce_is_a_floor_between_its_measurements():
     known = efficiencies.SMALL_ALLREDUCE_S
     np.testing.assert_allclose(
@@ -176,6 +199,7 @@ def test_every_kernel_record_is_sourced_and_a_fraction():
         ({"matmul": 1.5}, ValueError, r"Efficiency\.matmul must be a fraction in \(0, 1\], got 1\.5"),
         ({"hbm": 0}, ValueError, r"Efficiency\.hbm"),
         ({"unmodelled_share": 1.0}, ValueError, r"Efficiency\.unmodelled_share must be in \[0, 1\)"),
+        ({"overlap_slowdown": 1.5}, ValueError, r"Efficiency\.overlap_slowdown must be in \[0, 1\)"),
         ({"layer_overhead_s": -1e-6}, ValueError, r"Efficiency\.layer_overhead_s"),
         ({"sequence_overhead_s": float("nan")}, ValueError, r"Efficiency\.sequence_overhead_s"),
         ({"quantization": "yes"}, TypeError, r"Efficiency\.quantization must be True or False"),

@@ -37,6 +37,7 @@ TOPICS = (
     "efficiency",
     "serving.step",
     "serving.plan",
+    "serving.throughput",
     "training.regimes",
     "training.forecast",
     "training.mesh",

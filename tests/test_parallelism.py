@@ -85,12 +85,15 @@ def test_planner_lists_every_mesh_with_a_reason():
     plan = [(p.mesh, p.step, p.reason) for p in planned.meshes]
     feasible = [(mesh, step) for mesh, step, reason in plan if step is not None and step.fits]
     assert [p.mesh for p in planned.feasible] == [mesh for mesh, _ in feasible]
-    assert feasible and all(a[1].time_s <= b[1].time_s for a, b in zip(feasible, feasible[1:]))
+    assert feasible and all(a[1].forecast_time_s <= b[1].forecast_time_s for a, b in zip(feasible, feasible[1:]))
+    by_bound = [p.step.time_s for p in hw.plan_training(LLAMA70, H100, 512 * 8192, 8192, 256, by="bound").feasible]
+    assert by_bound == sorted(by_bound) and len(by_bound) == len(feasible)
     assert all(mesh.n_chips == 256 for mesh, _, _ in plan)
     reasons = {reason for _, step, reason in plan if step is None or not step.fits}
     assert any("GiB usable" in reason for reason in reasons)
     table = planned.to_frame()
     assert table["fits"].iloc[0] and not table["fits"].iloc[-1] and table["why not"].iloc[-1]
+    assert (table["forecast step (s)"].dropna() >= table["step (s)"].dropna()).all()
 
 
 @pytest.mark.parametrize(

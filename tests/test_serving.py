@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
-from hwlib.serving.plan import max_mean_prompt
+from hwlib.serving.throughput import max_mean_prompt
 
 LLAMA70 = hw.model("llama-3-70b")
 H100 = hw.chip("H100-SXM")
@@ -125,27 +125,46 @@ def test_kv_heads_are_replicated_beyond_n_kv_heads_chips():
 
 
 def test_serving_chips_finds_the_fewest_that_hold_and_meet_the_target():
-    plan = hw.serving_chips(LLAMA70, H100, 4096, batch=[1, 32, 256], tpot_target_s=0.05)
+    plan = hw.serving_chips(LLAMA70, H100, 4096, batch=[1, 32, 256], tpot_target_s=0.05, by="bound")
     assert list(plan.n_chips) == [4, 4, 8]  # 141 GB of bf16 weights overflow 80 % of two 80 GB GPUs
     assert list(plan.deployment) == ["4 of 8 GPUs in one node"] * 2 + ["1 x 8-GPU node"]
     assert np.all(plan.batch >= [1, 32, 256]) and np.all(plan.time_per_token_s <= 0.05)
     np.testing.assert_array_equal(plan.batch, plan.max_batch)  # at 50 ms per token memory, not time, limits
     np.testing.assert_allclose(plan.tokens_per_s, plan.batch / plan.time_per_token_s)
-    tight = hw.serving_chips(LLAMA70, H100, 4096, batch=32, tpot_target_s=1e-3)
+    tight = hw.serving_chips(LLAMA70, H100, 4096, batch=32, tpot_target_s=1e-3, by="bound")
     assert tight.n_chips == 0 and tight.deployment == "none" and tight.time_per_token_s == np.inf
     assert tight.tokens_per_s == 0
     v5e = hw.chip("v5e")
-    slow = hw.serving_chips(LLAMA70, v5e, 2048, 16, prompt_len=2048, ttft_target_s=0.17)
+    slow = hw.serving_chips(LLAMA70, v5e, 2048, 16, prompt_len=2048, ttft_target_s=0.17, by="bound")
     assert hw.time_to_first_token_s(LLAMA70, v5e, 2048, 1, 16) > 0.17 >= slow.time_to_first_token_s
     assert slow.n_chips == 32 and isinstance(slow.n_chips, int) and slow.deployment == "v5litepod-32 (4x8)"
     assert hw.tensor_parallel_sizes(LLAMA70, H100) == (1, 2, 4, 8)
 
 
+def test_serving_chips_holds_the_forecast_to_the_targets_and_shows_the_bound_beside_it():
+    plan = hw.serving_chips(LLAMA70, H100, 4096, batch=[1, 32], tpot_target_s=0.05, prompt_len=2048, ttft_target_s=2)
+    bound = hw.serving_chips(
+        LLAMA70, H100, 4096, batch=[1, 32], tpot_target_s=0.05, prompt_len=2048, ttft_target_s=2, by="bound"
+    )
+    assert plan.by == "forecast" and bound.by == "bound"
+    assert np.all(plan.forecast_time_per_token_s <= 0.05) and np.all(plan.forecast_time_to_first_token_s <= 2)
+    assert np.all(plan.time_per_token_s <= plan.forecast_time_per_token_s)
+    assert np.all(plan.n_chips >= bound.n_chips)
+    assert np.all(plan.batch <= bound.max_batch)
+    np.testing.assert_allclose(plan.forecast_tokens_per_s, plan.batch / plan.forecast_time_per_token_s)
+    with pytest.raises(ValueError, match="by"):
+        hw.serving_chips(LLAMA70, H100, 4096, tpot_target_s=0.05, by="median")
+
+
 def test_largest_batch_within_a_target_is_the_last_one_that_meets_it():
-    batch = hw.largest_batch_within(LLAMA70, H100, 4096, 0.012, 8)
+    batch = hw.largest_batch_within(LLAMA70, H100, 4096, 0.012, 8, by="bound")
     assert 1 < batch < hw.max_batch(LLAMA70, H100, 4096, 8)
     times = hw.inference_step(LLAMA70, H100, np.array([batch, batch + 1]), 4096, n_chips=8).time_s
     assert times[0] <= 0.012 < times[1]
+    forecast = hw.largest_batch_within(LLAMA70, H100, 4096, 0.03, 8)
+    times = hw.inference_step(LLAMA70, H100, np.array([forecast, forecast + 1]), 4096, n_chips=8).forecast_time_s
+    assert 1 < forecast and times[0] <= 0.03 < times[1]
+    assert forecast < hw.largest_batch_within(LLAMA70, H100, 4096, 0.03, 8, by="bound")
     contexts = hw.largest_batch_within(LLAMA70, H100, [1024, 4096, 32768], 0.04, 8)
     assert np.all(np.diff(contexts) < 0)
     assert hw.largest_batch_within(LLAMA70, H100, 4096, 1e-4, 8) == 0  # not even one sequence

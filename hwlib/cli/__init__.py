@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 import hwlib as hw
 from hwlib.cli.commands import run_memory, run_plan, run_serve, run_train
 from hwlib.cli.listing import run_list
-from hwlib.cli.options import MESH_AXES, count, fraction, mesh, milliseconds, precision
+from hwlib.cli.options import MESH_AXES, count, efficiency, fraction, mesh, milliseconds, precision
 from hwlib.training.zero import SHARDINGS
 
 USAGE_ERROR = 2
@@ -212,6 +212,14 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="N",
             default=hw.doc002.SEQ_LEN,
             help="tokens per sequence (default: %(default)s)",
+        )
+    for parser_ in (serve, train, plan):
+        parser_.add_argument(
+            "--efficiency",
+            type=efficiency,
+            metavar="NAME=X,...",
+            help="the forecast's assumptions to override, hw.Efficiency's fields, e.g. matmul=0.6,hbm=0.8 "
+            "(default: the sourced records and the calibrated fit)",
         )
     train.add_argument(
         "--mesh", type=mesh, metavar="AXES", help=f"chips per axis of {','.join(MESH_AXES)} (default: dp=--chips)"

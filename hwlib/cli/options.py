@@ -70,6 +70,36 @@ def mesh(text: str) -> dict[str, int]:
     return sizes
 
 
+EFFICIENCY_NAMES = tuple(name for name in hw.Efficiency.__dataclass_fields__ if name != "quantization")
+
+
+def efficiency(text: str) -> dict[str, object]:
+    """'matmul=0.6,hbm=0.8' -> {'matmul': 0.6, 'hbm': 0.8}: ``hw.Efficiency`` fields, numbers (quantization: on or
+    off), each checked by ``hw.Efficiency`` itself."""
+    values: dict[str, object] = {}
+    for item in filter(None, text.replace(" ", "").split(",")):
+        name, _, value = item.partition("=")
+        if name == "quantization" and value in ("on", "off"):
+            values[name] = value == "on"
+            continue
+        if name not in EFFICIENCY_NAMES or not value:
+            allowed = ", ".join((*EFFICIENCY_NAMES, "quantization=on|off"))
+            raise argparse.ArgumentTypeError(f"must be name=value pairs over {allowed}, got {text!r}")
+        values[name] = _real(value, lambda _: True, "a number")
+    if not values:
+        raise argparse.ArgumentTypeError(f"must name at least one efficiency, e.g. matmul=0.6, got {text!r}")
+    try:
+        hw.Efficiency(**values)
+    except (TypeError, ValueError) as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
+    return values
+
+
+def load_efficiency(args: argparse.Namespace) -> hw.Efficiency | None:
+    """The ``hw.Efficiency`` of ``--efficiency`` (None: the sourced records and the calibrated fit)."""
+    return None if args.efficiency is None else hw.Efficiency(**args.efficiency)
+
+
 def load_model(args: argparse.Namespace) -> hw.ModelShape:
     """The model of ``--model`` (``hw.model``) or of ``--config`` (a Hugging Face config.json)."""
     if args.config is None:

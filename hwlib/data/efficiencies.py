@@ -34,6 +34,20 @@ _FA2 = cite("T. Dao, 'FlashAttention-2', arXiv:2307.08691 (2023), sections 1 and
 _FA3 = cite(
     "J. Shah et al., 'FlashAttention-3', arXiv:2407.08608 (2024), abstract (H100 80GB SXM5, CUDA 12.3)", "2026-12-02"
 )
+_OVERLAP = cite(
+    "'Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed Deep Learning: "
+    "Performance and Power Implications', arXiv:2507.03114 (2025), abstract (GPT and Llama training on 4 A100s, "
+    "H100s, MI250s and MI210s)",
+    "2026-12-02",
+)
+_OVERLAP_SLOWDOWN = _OVERLAP(
+    0.189,
+    "1",
+    "'overlapping computation and communication can result in an average computational slowdown of 18.9%, with a "
+    "maximum of 40.0% slowdown'",
+    "The mean over the paper's GPUs and models, for every GPU: the collective's kernels take SMs and HBM bandwidth "
+    "from the compute beside them.",
+)
 _NVIDIA_SMS = cite("T. Dao, 'FlashAttention-2', arXiv:2307.08691, section 2.1 (A100's SMs)", "2026-12-02")
 _AMD_CUS = cite(
     "AMD ROCm blogs, 'Measuring Max-Achievable FLOPs - Part 2' (MI300X's CUs, and H100's SMs as AMD counts them)",
@@ -64,6 +78,24 @@ _FA2_ON_H100 = _FA2(
     "'we obtain up to 335 TFLOPs/s' on H100 with code not written for Hopper",
     "335 / 989 (derived); the stand-in for a chip whose attention kernels have no published fraction of peak.",
 )
+_FA1_ON_A100 = _FA2(
+    0.40,
+    "1",
+    "'FlashAttention is still not nearly as fast as optimized matrix-multiply (GEMM) operations, reaching only "
+    "25-40% of the theoretical maximum FLOPs/s' (abstract)",
+    "The top of the range the FlashAttention-2 paper gives for the first FlashAttention on A100.",
+)
+ATTENTION_BEFORE_FLASH_ATTENTION_2 = {
+    "a100-80gb": _FA1_ON_A100,
+    "a100-40gb": _FA1_ON_A100,
+    "h100-sxm": replace(
+        _FA2_ON_H100,
+        note="335 / 989 (derived): FlashAttention-2 on H100 without Hopper-specific code, the most a kernel of the "
+        "first FlashAttention's generation (or its Triton port) could reach there.",
+    ),
+}
+"""Fraction of the bf16 peak the attention kernels of software older than FlashAttention-2 (July 2023) reach, per
+chip: what a measured run whose stated software predates it takes in place of the chip's own record."""
 _SMALL_ALLREDUCE_NOTE = "the only small-message all-reduce measurements found; stood in for other chips"
 
 
@@ -89,7 +121,13 @@ _TPU_CORE_TILES = _TPU_CORE(
 
 def _gpu(key, matmul, attention, sms, note=""):
     return KernelEfficiency(
-        chip_key=key, matmul=matmul, attention=attention, tile=(128, 128), parallel_tiles=sms, note=note
+        chip_key=key,
+        matmul=matmul,
+        attention=attention,
+        tile=(128, 128),
+        parallel_tiles=sms,
+        overlap_slowdown=_OVERLAP_SLOWDOWN,
+        note=note,
     )
 
 
@@ -151,7 +189,9 @@ RECORDS: tuple[KernelEfficiency, ...] = (
             attention=_stand_in(_FA2_TRAINING, "a TPU"),
             tile=tile,
             parallel_tiles=_TPU_CORE_TILES,
-            note="MXUs of 128 x 128 (256 x 256 on v6e and TPU7x): the tile a matmul's shape is padded to.",
+            note="MXUs of 128 x 128 (256 x 256 on v6e and TPU7x): the tile a matmul's shape is padded to. No "
+            "measurement of compute slowed by a collective beside it was found for a TPU, whose transfers over ICI "
+            "are not kernels on its TensorCores: none is applied.",
         )
         for key, tile in (
             ("v4", (128, 128)),
@@ -170,7 +210,8 @@ PESSIMISTIC = KernelEfficiency(
     attention=min((r.attention for r in RECORDS), key=lambda q: q.value),
     tile=(128, 128),
     parallel_tiles=_A100_SMS,
-    note="A chip with no record: the lowest fraction of every record, and A100's 108 SMs.",
+    overlap_slowdown=_OVERLAP_SLOWDOWN,
+    note="A chip with no record: the lowest fraction of every record, A100's 108 SMs and the GPUs' overlap slowdown.",
 )
 """The record a chip without one takes: the lowest fraction every record holds."""
 

@@ -4,6 +4,7 @@ configs state. Chapter :ref:`ch-sharding`.
 
 from __future__ import annotations
 
+from hwlib.data.efficiencies import ATTENTION_BEFORE_FLASH_ATTENTION_2
 from hwlib.data.records import ModelShape, TrainingRun, cite
 from hwlib.data.training_rows import gpt_style as _gpt_style
 
@@ -53,6 +54,14 @@ _MPT_NETWORK = {
     "a100_40gb": "'A100 40GB with 1600 Gbps node-node interconnect (RoCE)' (modelled as 8 HDR NICs, the same 1600 "
     "Gb/s)",
 }
+_MPT_CHIP = {"h100_80gb": "h100-sxm", "a100_80gb": "a100-80gb", "a100_40gb": "a100-40gb"}
+_MPT_SOFTWARE = (
+    "Attention kernels older than FlashAttention-2: the sweep that produced the tables runs "
+    "'IMAGE=\"mosaicml/pytorch:2.0.1_cu118-python3.10-ubuntu20.04\"' (scripts/train/benchmarking/sweep.sh, commit "
+    "2542a2e26dd7a958d0a1d4deb3712e956503ecdd) with submit_benchmarks.py's \"parser.add_argument('--attn_impl', "
+    "type=str, default='triton')\" (commit 12a631913c786ac70e33e42047d2eae6f443ee69): PyTorch 2.0.1 and CUDA 11.8, "
+    "before FlashAttention-2 (July 2023) and any Hopper-specific kernel."
+)
 _MPT_PRECISION = {"amp_bf16": "bf16", "bf16": "bf16", "amp_fp8": "fp8"}
 # (key, the row as printed: Model | SeqLen (T) | # GPUs | GPU | MFU | HFU | Model TFLOP | MicroBatchSize | GradAccum |
 # GlobalBatchSize | Throughput (S/s) | Throughput (T/s) | Throughput (T/s/GPU) | GlobalBatchSize (T) | Precision |
@@ -173,8 +182,9 @@ def _mpt_run(key: str, row: str) -> TrainingRun:
         note=f"{_MPT_NETWORK[gpu]}; 'FULL_SHARD' FSDP over all {gpus} GPUs; micro-batch {micro}, {accum} accumulation "
         f"steps; precision {precision!r}; activation checkpointing {checkpointing} (recorded as "
         f"{'full' if checkpointing == 'True' else 'no'} recomputation), no CPU offload. The attention kernel is "
-        "not stated per row (the yamls use triton or flash).",
+        f"not stated per row (the yamls use triton or flash). {_MPT_SOFTWARE}",
         micro_batch_sequences=micro,
+        attention=ATTENTION_BEFORE_FLASH_ATTENTION_2[_MPT_CHIP[gpu]],
     )
 
 

@@ -3,7 +3,8 @@
 The bound (``hwlib.training.mesh``) and the forecast share one overlap rule (``hidden_s``); the forecast prices
 matmuls at their quantized fraction of peak, attention at the fraction attention kernels reach, elementwise kernels
 as passes over the activations at the achieved bandwidth, every collective at its achieved share, and adds the
-bubble and the share of the step no term accounts for. Chapter :ref:`ch-forecast`.
+bubble, the compute that hidden collectives slow down beside them, and the share of the step no term accounts for.
+Chapter :ref:`ch-forecast`.
 """
 
 from __future__ import annotations
@@ -41,7 +42,15 @@ def hidden_s(comm: dict, compute: Number, attention_s: Number) -> dict:
     return {name: hidden.get(name, 0.0) for name in comm}
 
 
-FORECAST_PARTS = ("matmuls", "attention", "elementwise", "pipeline bubble", "exposed communication", "unmodelled")
+FORECAST_PARTS = (
+    "matmuls",
+    "attention",
+    "elementwise",
+    "pipeline bubble",
+    "exposed communication",
+    "overlap slowdown",
+    "unmodelled",
+)
 """The parts of a forecast step's time (``TrainStep.forecast_parts_s``); they sum to ``forecast_time_s``."""
 
 
@@ -72,8 +81,9 @@ def step_forecast(chip, dtype, table, mesh, counts, comm, scope, efficiency) -> 
     achieved = {name: seconds / rates[scope[name]] for name, seconds in comm.items()}
     hidden = hidden_s(achieved, compute, attention)
     exposed = sum((achieved[name] - hidden[name] for name in achieved), 0.0)
+    slowdown = eff.overlap_slowdown * sum(hidden.values(), 0.0)  # compute beside a hidden collective runs slower
     bubble = counts.bubble_share * compute
-    modelled = compute + bubble + exposed
+    modelled = compute + bubble + exposed + slowdown
     total = modelled / (1.0 - eff.unmodelled_share)
     return {
         "matmuls": matmuls,
@@ -81,6 +91,7 @@ def step_forecast(chip, dtype, table, mesh, counts, comm, scope, efficiency) -> 
         "elementwise": elementwise,
         "pipeline bubble": bubble,
         "exposed communication": exposed,
+        "overlap slowdown": slowdown,
         "unmodelled": total - modelled,
         "total": total,
     }

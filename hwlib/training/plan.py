@@ -16,7 +16,7 @@ from hwlib.data import assumptions
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.data.records.transformer_table import RECOMPUTE, TRAINING_OVER_FORWARD, attended_pairs
-from hwlib.efficiency import Efficiency
+from hwlib.efficiency import Efficiency, with_fit
 from hwlib.placement import group_time_s, group_topology
 from hwlib.training.mesh import WIRE_BYTES, Mesh, TrainStep, local_params, train_step
 from hwlib.units import GiB
@@ -59,7 +59,8 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
 
     The run's micro-batch and interleaved chunks where it states them; else micro-batches of one sequence under
     a pipeline and as many chunks as the layers allow (the smallest bubble). All of HBM (the run fitted). The
-    step carries the forecast at ``efficiency`` (``training_run_forecast`` gives it in the run's metric).
+    step carries the forecast at ``efficiency`` (``training_run_forecast`` gives it in the run's metric), with the
+    run's own attention kernel where it states an older one (``run.attention``) and ``efficiency`` sets none.
     Chapter :ref:`ch-sharding`.
     """
     run = require(TrainingRun, "run", run, "hw.training_runs()[0]")
@@ -70,6 +71,8 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
     else:
         chunks = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
     micro = None if run.micro_batch_sequences is None else run.micro_batch_sequences * run.seq_len
+    if run.attention is not None:
+        efficiency = with_fit(efficiency, attention=float(run.attention.value))
     step = train_step(
         model,
         find_cluster(run.cluster_key),
@@ -151,19 +154,26 @@ class PlannedMesh:
         return self.step is not None and self.step.fits
 
 
+PLAN_ORDERS = ("forecast", "bound")
+"""What ``plan_training`` ranks meshes by: the forecast step time, or the bound's."""
+
+
 @dataclass(frozen=True)
 class TrainingPlan:
-    """Every candidate mesh of a cluster for one training step, feasible ones first by step time (``meshes``),
-    ``feasible`` those that fit; ``to_frame()`` is the table a chapter shows. Chapter :ref:`ch-sharding`."""
+    """Every candidate mesh of a cluster for one training step, feasible ones first by forecast step time (or by
+    the bound's, ``by``) in ``meshes``, ``feasible`` those that fit; ``to_frame()`` is the table a chapter shows.
+    Chapters :ref:`ch-sharding` and :ref:`ch-forecast`."""
 
     meshes: tuple[PlannedMesh, ...]
+    by: str = "forecast"
 
     @property
     def feasible(self) -> tuple[PlannedMesh, ...]:
         return tuple(planned for planned in self.meshes if planned.fits)
 
     def to_frame(self) -> object:
-        """A pandas DataFrame, one row per mesh (index: the mesh), times in s, MFU in %, memory in GiB."""
+        """A pandas DataFrame, one row per mesh (index: the mesh): the bound's step (s), tokens/s and MFU (%), the
+        forecast's step and MFU, memory per chip (GiB), whether it fits and why not."""
         import pandas as pd
 
         rows = [
@@ -172,6 +182,8 @@ class TrainingPlan:
                 "step (s)": planned.step.time_s if planned.step else None,
                 "tokens/s": planned.step.tokens_per_s if planned.step else None,
                 "MFU (%)": 100 * planned.step.mfu if planned.step else None,
+                "forecast step (s)": float(planned.step.forecast_time_s) if planned.step else None,
+                "forecast MFU (%)": 100 * float(planned.step.forecast_mfu) if planned.step else None,
                 "memory per chip (GiB)": planned.step.memory_per_chip_bytes / GiB if planned.step else None,
                 "fits": planned.fits,
                 "why not": planned.reason,
@@ -187,11 +199,15 @@ def plan_training(
     global_batch_tokens: float,
     seq_len: int,
     n_chips: int | None = None,
+    *,
+    by: str = "forecast",
     **options: object,
 ) -> TrainingPlan:
     """``train_step`` for every candidate mesh of ``n_chips`` chips of ``cluster`` (default: the cluster's
-    largest), feasible ones first by step time, each other one with its reason. ``options`` go to ``train_step``.
-    Chapter :ref:`ch-sharding`."""
+    largest), feasible ones first by forecast step time (``by="bound"``: by the bound's), each other one with its
+    reason. ``options`` go to ``train_step`` (``efficiency=`` among them). Chapters :ref:`ch-sharding` and
+    :ref:`ch-forecast`."""
+    one_of("by", by, PLAN_ORDERS)
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     count = cluster.max_chips if n_chips is None else n_chips
     if count is None:
@@ -204,4 +220,10 @@ def plan_training(
             planned.append(PlannedMesh(mesh, None, str(error).split(": ", 1)[-1]))
             continue
         planned.append(PlannedMesh(mesh, step, step.reason))
-    return TrainingPlan(tuple(sorted(planned, key=lambda p: (not p.fits, p.step.time_s if p.step else float("inf")))))
+
+    def seconds(planned: PlannedMesh) -> float:
+        if planned.step is None:
+            return float("inf")
+        return float(planned.step.forecast_time_s if by == "forecast" else planned.step.time_s)
+
+    return TrainingPlan(tuple(sorted(planned, key=lambda p: (not p.fits, seconds(p)))), by)

@@ -16,7 +16,7 @@ from hwlib.data import step_measurements
 from hwlib.data import training_runs as all_training_runs
 from hwlib.data.records import CollectiveRun, ServingRun, TrainingRun
 from hwlib.placement import group_topology
-from hwlib.serving.plan import max_mean_prompt, serving_run_bound
+from hwlib.serving.throughput import max_mean_prompt, serving_run_bound
 from hwlib.training.plan import training_run_bound, training_run_forecast
 from hwlib.units import GiB
 

@@ -23,6 +23,7 @@ _AT_PEAK = Efficiency(
     small_allreduce_s=0.0,
     elementwise_passes=0.0,
     unmodelled_share=0.0,
+    overlap_slowdown=0.0,
     quantization=False,
 )
 _STEPS = {
@@ -31,6 +32,7 @@ _STEPS = {
     "elementwise": "elementwise kernels",
     "pipeline bubble": "bubble (longer compute)",
     "exposed communication": "exposed communication",
+    "overlap slowdown": "compute slowed by overlap",
     "unmodelled": "unmodelled share",
 }
 

@@ -126,7 +126,9 @@ class TrainingRun:
     recomputed forward), "mfu" (model FLOPs utilization) or "tokens_per_s_per_chip". ``dtype`` is the
     matmuls' peak the bound uses; ``causal`` False where the run's kernels computed the whole score matrix.
     ``micro_batch_sequences`` and ``interleave`` (pipeline chunks per stage) where the run states them.
-    ``outside_model`` says what the run depends on that the step model leaves out ("" where nothing); such
+    ``attention``: the fraction of the bf16 peak its attention kernels reach, where the run's stated software
+    predates the kernel the chip's record holds (None: the chip's record). ``outside_model`` says what the run
+    depends on that the step model leaves out ("" where nothing); such
     runs keep their bound check but are left out of the calibration's error targets. ``source`` begins with
     the publisher, up to its first comma (the group a leave-one-source-out fit drops). Chapter :ref:`ch-sharding`.
     """
@@ -146,6 +148,7 @@ class TrainingRun:
     note: str = ""
     micro_batch_sequences: int | None = None
     interleave: int | None = None
+    attention: object = None
     outside_model: str = ""
 
     def __post_init__(self) -> None:
