@@ -111,15 +111,18 @@ def matmul_fraction(chip: Chip, dtype: str) -> float:
     return min(float(q.value) for q in record.matmul.values())
 
 
-def tile_quantization(rows: Number, columns: Number, tile: tuple[int, int], parallel_tiles: int) -> np.ndarray:
-    """Useful share of a GEMM's work whose output is rows x columns: partial tiles cost whole ones, and so does a
-    partial last wave of ``parallel_tiles`` tiles. Kernel libraries shrink the tile's rows for few rows: the
-    smallest power of two that holds them, from ``assumptions.SMALLEST_TILE_ROWS`` up to ``tile[0]``. Vectorised."""
+def tile_quantization(
+    rows: Number, columns: Number, tile: tuple[int, int], parallel_tiles: int, groups: Number = 1
+) -> np.ndarray:
+    """Useful share of a GEMM's work whose output is rows x columns (``groups`` of them in one grouped launch, an
+    MoE's experts): partial tiles cost whole ones, and so does a partial last wave of ``parallel_tiles`` tiles.
+    Kernel libraries shrink the tile's rows for few rows: the smallest power of two that holds them, from
+    ``assumptions.SMALLEST_TILE_ROWS`` up to ``tile[0]``. Vectorised."""
     rows, columns = np.asarray(rows, dtype=float), np.asarray(columns, dtype=float)
     smallest = assumptions.SMALLEST_TILE_ROWS
     tile_rows = np.clip(2.0 ** np.ceil(np.log2(np.maximum(rows, 1.0))), min(smallest, tile[0]), tile[0])
-    tiles = np.ceil(rows / tile_rows) * np.ceil(columns / tile[1])
-    useful = rows * columns / (tiles * tile_rows * tile[1])
+    tiles = np.ceil(rows / tile_rows) * np.ceil(columns / tile[1]) * np.asarray(groups, dtype=float)
+    useful = rows * columns * np.asarray(groups, dtype=float) / (tiles * tile_rows * tile[1])
     waves = tiles / parallel_tiles
     return useful * waves / np.ceil(waves)
 
@@ -128,8 +131,8 @@ def layer_quantization(chip: Chip, table: object, tokens: Number, tp: int) -> np
     """Useful share of one layer's matmul work for ``tokens`` tokens on one of ``tp`` chips: the FLOP-weighted
     ``tile_quantization`` of its four matmuls (``TransformerTable.layer_matmuls``) with the chip's tile."""
     record = kernel_record(chip)
-    rows, columns, shares = table.layer_matmuls(tokens, tp)
-    useful = tile_quantization(rows, columns, record.tile, int(record.parallel_tiles.value))
+    rows, columns, shares, groups = table.layer_matmuls(tokens, tp)
+    useful = tile_quantization(rows, columns, record.tile, int(record.parallel_tiles.value), groups)
     return 1.0 / np.sum(shares / useful, axis=-1)
 
 

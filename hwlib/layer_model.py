@@ -35,7 +35,7 @@ from hwlib._checks import Number, broadcast_shape, fraction, non_negative, posit
 from hwlib.bands import fill_in_bands, new_block
 from hwlib.data import doc002
 from hwlib.data.records import ENERGY_FIELDS, Chip, ModelShape, require_chip
-from hwlib.data.records.transformer_table import (
+from hwlib.data.records.layer_rules import (
     FORWARD_FLOPS_PER_PARAM,
     SCORE_FLOPS_PER_HEAD_DIM,
     TRAINING_OVER_FORWARD,

@@ -33,7 +33,7 @@ from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negati
 from hwlib.data import assumptions, deployment
 from hwlib.data import recipe as find_recipe
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require_chip
-from hwlib.data.records.transformer_table import KEPT_ACTIVATION_BYTES, RECOMPUTE, kept_activation_bytes, kv_bytes
+from hwlib.data.records.layer_rules import KEPT_ACTIVATION_BYTES, RECOMPUTE, kept_activation_bytes, kv_bytes
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
 
 
@@ -168,7 +168,8 @@ def kv_cache_bytes(
     """Bytes of cached keys and values: 2 x n_layers x seq_len x n_kv_heads x head_dim x size x batch.
 
     Give the geometry (``n_layers``, ``n_kv_heads``, ``head_dim``) or a ModelShape in place of
-    ``n_layers`` (``hw.kv_cache_bytes(8192, hw.model("llama-3-8b"), dtype="int8")``). ``n_kv_heads``
+    ``n_layers`` (``hw.kv_cache_bytes(8192, hw.model("llama-3-8b"), dtype="int8")``); a model's windowed layers
+    hold at most their window and an MLA layer one latent per token (``ModelShape.kv_bytes``). ``n_kv_heads``
     equals the query heads for multi-head attention (MHA), is 1 for multi-query attention (MQA,
     Shazeer 2019, arXiv:1911.02150) and lies between for grouped-query attention (GQA, Ainslie et al.
     2023, arXiv:2305.13245). ``dtype`` is the cache's element type, one of ``hw.BYTES_PER_ELEMENT``
@@ -178,8 +179,11 @@ def kv_cache_bytes(
     if isinstance(n_layers, ModelShape):
         if n_kv_heads is not None or head_dim is not None:
             raise TypeError("give a ModelShape or n_layers, n_kv_heads and head_dim, not both")
-        n_layers, n_kv_heads, head_dim = n_layers.n_layers, n_layers.n_kv_heads, n_layers.head_dim
-    elif n_kv_heads is None or head_dim is None:
+        tokens, sequences = broadcast(
+            seq_len=non_negative("seq_len", seq_len, integral=True), batch=positive("batch", batch, integral=True)
+        )
+        return _out(np.asarray(n_layers.kv_bytes(tokens, dtype)) * sequences)
+    if n_kv_heads is None or head_dim is None:
         raise TypeError(
             "n_kv_heads and head_dim are needed unless n_layers is a ModelShape such as hw.model('llama-3-8b')"
         )

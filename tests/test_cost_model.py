@@ -154,10 +154,13 @@ def test_shared_experts_are_stored_and_used_by_every_token():
 
 
 def test_recomputation_adds_the_scores_or_the_whole_forward():
-    table, tokens, pairs = LLAMA8.table(), 4096.0, 4096 * 4097 / 2
-    assert table.recompute_flops(tokens, pairs, "none") == 0
-    assert table.recompute_flops(tokens, pairs, "selective") == table.score_flops(pairs)
-    assert table.recompute_flops(tokens, pairs, "full") == table.forward_flops(tokens, pairs)
+    table, tokens = LLAMA8.table(), 4096.0
+    attention = table.attention_flops(4096, 0)
+    assert attention == 4 * LLAMA8.n_layers * LLAMA8.n_heads * LLAMA8.head_dim * 4096 * 4097 / 2
+    assert table.recompute_flops(tokens, attention, "none") == 0
+    assert table.recompute_flops(tokens, attention, "selective") == attention
+    assert table.recompute_flops(tokens, attention, "full") == table.forward_flops(tokens, attention)
+    assert table.forward_flops(tokens, attention) == table.weight_flops(tokens) + attention
 
 
 def test_the_source_documents_layer_is_the_table_of_their_shape():

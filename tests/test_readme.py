@@ -4,7 +4,7 @@
 import re
 from pathlib import Path
 
-from hwlib.data.records.hf_config import FAMILIES
+from hwlib.data.records.hf_families import FAMILIES, MULTIMODAL
 
 ROOT = Path(__file__).resolve().parents[1]
 README = (ROOT / "README.md").read_text(encoding="utf-8")
@@ -26,4 +26,4 @@ def test_the_layout_names_every_hwlib_module_and_no_other():
 
 def test_the_readme_names_the_model_types_that_config_reads():
     sentence = re.search(r"it reads\s+the `model_type`s (.*?)\.", README, re.S).group(1)
-    assert re.findall(r"`([a-z_0-9]+)`", sentence) == list(FAMILIES)
+    assert re.findall(r"`([A-Za-z_0-9]+)`", sentence) == [*FAMILIES, *MULTIMODAL]

@@ -7,6 +7,7 @@ model pages ("8.03B" etc.). Explained in the chapter :ref:`ch-kv-cache`; used by
 
 from __future__ import annotations
 
+from hwlib.data.config_shapes import SHAPES as CONFIG_SHAPES
 from hwlib.data.paper_shapes import PAPER_SHAPES
 from hwlib.data.records import ModelShape, cite
 
@@ -82,9 +83,10 @@ _FROM_CONFIGS: tuple[ModelShape, ...] = (
         "mistralai/Mistral-7B-v0.1",
         7_241_732_096,
         "7.24B params",
-        "v0.1; its 4096-token sliding window caps the cache per layer, which this record does not model "
-        "(the cache grows with context here).",
+        "v0.1: a sliding window of 4,096 tokens on every layer ('sliding_window': 4096) caps what each token "
+        "attends to and what each layer caches.",
         n_layers=32,
+        windows=(4096,) * 32,
         d_model=4096,
         n_heads=32,
         n_kv_heads=8,
@@ -298,7 +300,9 @@ _FROM_CONFIGS: tuple[ModelShape, ...] = (
         8_324_201_984,
         "8,324,201,984 non-embedding",
         "head_dim 256 (16 x 256 = 4096 > d_model 3584); four RMSNorms per layer; tied embeddings (the "
-        "Gemma2Config default; the config copies have no tie_word_embeddings key). "
+        "Gemma2Config default; the config copies have no tie_word_embeddings key); every other layer, the first "
+        "included, attends to a sliding window of 4,096 tokens ('sliding_window': 4096; transformers' Gemma 2 "
+        "layers alternate local and global). "
         + _MIRROR.format("NVIDIA-NeMo/Megatron-Bridge test fixtures and a Python file of pasted configs"),
         count_source="Gemma Team, 'Gemma 2: Improving Open Language Models at a Practical Size', "
         "arXiv:2408.00118, Table 1 (non-embedding parameters), as summarised on aili.app",
@@ -312,6 +316,7 @@ _FROM_CONFIGS: tuple[ModelShape, ...] = (
         vocab=256000,
         tied_embeddings=True,
         norms_per_layer=4,
+        windows=(4096, 0) * 21,
         **_LLAMA,
     ),
     _shape(
@@ -321,7 +326,8 @@ _FROM_CONFIGS: tuple[ModelShape, ...] = (
         26_047_480_320,
         "26,047,480,320 non-embedding",
         "head_dim 128 while d_model / n_heads = 144 (query_pre_attn_scalar 144); four RMSNorms per layer; tied "
-        "embeddings. Values from a test fixture (NVIDIA-NeMo/Megatron-Bridge, gemma2_27b_config_dict).",
+        "embeddings; sliding windows of 4,096 tokens on alternate layers, as Gemma 2 9B. Values from a test "
+        "fixture (NVIDIA-NeMo/Megatron-Bridge, gemma2_27b_config_dict).",
         count_source="Gemma Team, arXiv:2408.00118, Table 1 (non-embedding parameters), as summarised on aili.app",
         count_note="Non-embedding parameters: params() less the 256000 x 4608 embedding.",
         n_layers=46,
@@ -333,6 +339,7 @@ _FROM_CONFIGS: tuple[ModelShape, ...] = (
         vocab=256000,
         tied_embeddings=True,
         norms_per_layer=4,
+        windows=(4096, 0) * 23,
         **_LLAMA,
     ),
     _shape(
@@ -360,5 +367,6 @@ _FROM_CONFIGS: tuple[ModelShape, ...] = (
 """Published model shapes read from huggingface.co, then those from their papers (``paper_shapes``; document
 000's own geometry is in ``doc000``)."""
 
-MODELS: tuple[ModelShape, ...] = (*_FROM_CONFIGS, *PAPER_SHAPES)
-"""Every published model shape: those read from config.json, then those from their papers."""
+MODELS: tuple[ModelShape, ...] = (*_FROM_CONFIGS, *CONFIG_SHAPES, *PAPER_SHAPES)
+"""Every published model shape: those typed from config.json, those read from stored copies of it by hwlib's reader
+(``config_shapes``), then those from their papers."""

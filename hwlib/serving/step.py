@@ -34,7 +34,7 @@ from hwlib._checks import Number, broadcast, non_negative, one_of, positive, sca
 from hwlib.collectives import collective_time_s, with_latency
 from hwlib.data import assumptions
 from hwlib.data.records import Chip, Cluster, ModelShape, require
-from hwlib.data.records.transformer_table import TP_ALLREDUCES_PER_LAYER, attended_pairs
+from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER, TP_ALLREDUCES_PER_LAYER
 from hwlib.efficiency import Efficiency, layer_quantization, resolve
 from hwlib.memory import tokens_that_fit
 from hwlib.placement import serving_place
@@ -115,7 +115,7 @@ def kv_copies(model: ModelShape, n_chips: int, kv_layout: str = "heads") -> floa
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     one_of("kv_layout", kv_layout, KV_LAYOUTS)
-    count, heads = whole_count("n_chips", n_chips), model.n_kv_heads
+    count, heads = whole_count("n_chips", n_chips), model.table().cache_heads
     return 1.0 if kv_layout == "batch" else count * -(-heads // count) / heads
 
 
@@ -133,6 +133,7 @@ def inference_step(
     compute_dtype: str = "bf16",
     link_latency_s: float | None = None,
     kv_layout: str = "heads",
+    expert_parallel: bool = False,
     efficiency: Efficiency | None = None,
 ) -> InferenceStep:
     """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new
@@ -142,8 +143,12 @@ def inference_step(
     own cluster record, ``hw.clusters(chip=...)``). ``compute_dtype`` is the matmuls' peak (weight-only
     quantization still computes in bf16). ``link_latency_s`` overrides the fabric's sourced latency. ``kv_layout``
     (``KV_LAYOUTS``) splits the cache by heads or by sequences; by sequences the all-to-all that regroups queries
-    and outputs is left out, as small against the step. The forecast takes ``efficiency``'s overrides (else the
-    sourced records and the calibrated fit). Vectorised over batch, context and new tokens.
+    and outputs is left out, as small against the step. ``expert_parallel`` spreads an MoE's experts whole over
+    the chips instead of splitting each one: every MoE layer then dispatches each token's hidden state to the chips
+    of its k experts and combines the results (two all-to-alls of each chip's 1/n of the tokens, k x d elements a
+    token) in place of the all-reduce after its MLP; attention stays tensor-parallel. The forecast takes
+    ``efficiency``'s overrides (else the sourced records and the calibrated fit). Vectorised over batch, context
+    and new tokens.
     Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
@@ -161,9 +166,8 @@ def inference_step(
     tokens = sequences * new
     weight_flops = table.weight_flops(tokens)
     weight_bytes = table.touched_matmul_params(tokens) * dtype_bytes(weight_dtype)
-    attention_flops = table.score_flops(sequences * attended_pairs(new, context, model.causal))
-    kv_per_token = table.kv_bytes_per_token(kv_dtype) * kv_copies(model, count, kv_layout)
-    attention_bytes = sequences * (context + new) * kv_per_token
+    attention_flops = sequences * table.attention_flops(new, context)
+    attention_bytes = sequences * table.kv_bytes(context + new, kv_dtype) * kv_copies(model, count, kv_layout)
     activation_bytes = tokens * table.activation_elements_per_token() * dtype_bytes(activation_dtype)
     flops = {"weights": weight_flops, "attention": attention_flops, "activations": np.zeros_like(weight_flops)}
     moved = {"weights": weight_bytes, "attention": attention_bytes, "activations": activation_bytes}
@@ -180,13 +184,23 @@ def inference_step(
         )
     else:
         per_allreduce = np.zeros_like(compute_s)
-    allreduces = TP_ALLREDUCES_PER_LAYER * table.n_layers if topology is not None else 0
-    comm = allreduces * per_allreduce
+    if not isinstance(expert_parallel, bool):
+        raise TypeError(f"expert_parallel must be True or False, got {expert_parallel!r}")
+    if expert_parallel and not model.is_moe:
+        raise ValueError(f"expert_parallel needs a mixture-of-experts model; {model.name} is dense")
+    routed = table.n_moe_layers if expert_parallel and topology is not None else 0
+    allreduces = TP_ALLREDUCES_PER_LAYER * table.n_layers - routed if topology is not None else 0
+    alltoalls = EP_ALL_TO_ALLS_PER_LAYER * routed
+    if alltoalls:
+        dispatched = tokens / count * model.experts_per_token * table.d_model * wire
+        per_alltoall = np.asarray(collective_time_s("all-to-all", dispatched, topology))
+    else:
+        per_alltoall = np.zeros_like(compute_s)
+    comm = allreduces * per_allreduce + alltoalls * per_alltoall
     lower = np.maximum(compute_s, memory_s) + comm
     upper = sum(roofline_bound_s(flops[p] / count, moved[p] / count, chip, compute_dtype) for p in PARTS) + comm
-    forecast = _forecast_s(
-        model, chip, count, sequences, tokens, flops, moved, allreduces, per_allreduce, compute_dtype, efficiency
-    )
+    collectives = ((allreduces, per_allreduce), (alltoalls, per_alltoall))
+    forecast = _forecast_s(model, chip, count, sequences, tokens, flops, moved, collectives, compute_dtype, efficiency)
     names = np.array(["compute", "memory", "communication"])
     bound = names[np.argmax(np.stack(np.broadcast_arrays(compute_s, memory_s, comm)), axis=0)]
     return InferenceStep(
@@ -206,13 +220,12 @@ def inference_step(
     )
 
 
-def _forecast_s(
-    model, chip, count, sequences, tokens, flops, moved, allreduces, per_allreduce, compute_dtype, efficiency
-):
+def _forecast_s(model, chip, count, sequences, tokens, flops, moved, collectives, compute_dtype, efficiency):
     """A step's forecast seconds: each part's own roofline at the achieved rates (the weights' matmuls at their
     quantized fraction of the compute dtype's peak, attention at the bf16 peak's, bytes at the achieved
-    bandwidth), no overlap between parts, each all-reduce at the collectives' achieved share of its bound but no
-    faster than the smallest measured, and each layer's overhead."""
+    bandwidth), no overlap between parts, each collective (``collectives``: (how many, seconds of one)) at the
+    collectives' achieved share of its bound but no faster than the smallest all-reduce measured, and each
+    layer's overhead."""
     eff = resolve(chip, compute_dtype, efficiency, count)
     quantized = layer_quantization(chip, model.table(), tokens, count) if eff.quantization else 1.0
     bandwidth = chip.hbm_bytes_per_s * eff.hbm
@@ -222,7 +235,7 @@ def _forecast_s(
         "activations": chip.peak(compute_dtype),
     }
     parts = sum(np.maximum(flops[p] / count / rates[p], moved[p] / count / bandwidth) for p in PARTS)
-    comm = allreduces * np.maximum(per_allreduce / eff.collective_node, eff.small_allreduce_s)
+    comm = sum(n * np.maximum(seconds / eff.collective_node, eff.small_allreduce_s) for n, seconds in collectives)
     return parts + comm + model.n_layers * eff.layer_overhead_s + sequences * eff.sequence_overhead_s
 
 
@@ -365,12 +378,7 @@ def max_batch(
     count = whole_count("n_chips", n_chips)
     chip, _ = serving_place(chip, model, count)
     context = positive("context_len", context_len, integral=True)
-    room = tokens_that_fit(
-        chip,
-        model.weight_bytes(weight_dtype),
-        model.kv_bytes_per_token(kv_dtype) * kv_copies(model, count),
-        usable_fraction,
-        count,
-    )
-    result = np.floor(np.asarray(room) / context).astype(np.int64)
+    room = tokens_that_fit(chip, model.weight_bytes(weight_dtype), 1.0, usable_fraction, count)
+    per_sequence = np.asarray(model.kv_bytes(context, kv_dtype)) * kv_copies(model, count)
+    result = np.floor(np.asarray(room) / per_sequence).astype(np.int64)
     return int(result) if result.ndim == 0 else result

@@ -34,12 +34,11 @@ from dataclasses import dataclass, field
 from hwlib._checks import one_of, positive, scalar_or_array
 from hwlib.data import assumptions
 from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
-from hwlib.data.records.transformer_table import (
+from hwlib.data.records.layer_rules import (
     EP_ALL_TO_ALLS_PER_LAYER,
     RECOMPUTE,
     TP_ALLREDUCES_PER_LAYER,
     TRAINING_OVER_FORWARD,
-    attended_pairs,
 )
 from hwlib.efficiency import Efficiency, require_efficiency
 from hwlib.memory import usable_bytes
@@ -340,13 +339,13 @@ def train_step(
     peak = chip.peak(dtype)
     table = model.table()
     sequences = batch.tokens / batch.seq_len
-    pairs = sequences * attended_pairs(batch.seq_len, 0, model.causal if causal is None else causal)
-    model_flops = TRAINING_OVER_FORWARD * float(table.forward_flops(batch.tokens, pairs))
-    extra = float(table.recompute_flops(batch.tokens, pairs, recompute))
+    attention = sequences * float(table.attention_flops(batch.seq_len, 0, causal))
+    model_flops = TRAINING_OVER_FORWARD * float(table.forward_flops(batch.tokens, attention))
+    extra = float(table.recompute_flops(batch.tokens, attention, recompute))
     compute = (model_flops + extra) / count / peak
     bubble = (mesh.pp - 1) / (batch.chunks * batch.micro_batches) * compute if mesh.pp > 1 else 0.0
     attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
-    attention_s = attention_passes * float(table.score_flops(pairs)) / count / peak
+    attention_s = attention_passes * attention / count / peak
     memory, room, keep_gathered = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction)
     comm, scope = _communication(model, cluster, mesh, batch, recompute, keep_gathered)
     hidden = {name: float(seconds) for name, seconds in hidden_s(comm, compute, attention_s).items()}
@@ -355,8 +354,8 @@ def train_step(
     total = sum(memory.values())
     fits = total <= room
     counts = StepCounts(
-        weight_flops=(model_flops + extra - attention_passes * float(table.score_flops(pairs))) / count,
-        score_flops=attention_passes * float(table.score_flops(pairs)) / count,
+        weight_flops=(model_flops + extra - attention_passes * attention) / count,
+        score_flops=attention_passes * attention / count,
         activation_bytes=(TRAINING_OVER_FORWARD + (1.0 if recompute == "full" else 0.0))
         * table.activation_elements_per_token()
         * batch.tokens

@@ -15,7 +15,7 @@ from hwlib._checks import Number, one_of, positive, whole_count
 from hwlib.data import assumptions
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
-from hwlib.data.records.transformer_table import RECOMPUTE, TRAINING_OVER_FORWARD, attended_pairs
+from hwlib.data.records.layer_rules import RECOMPUTE, TRAINING_OVER_FORWARD
 from hwlib.efficiency import Efficiency, with_fit
 from hwlib.placement import group_time_s, group_topology
 from hwlib.training.mesh import WIRE_BYTES, Mesh, TrainStep, local_params, train_step
@@ -37,9 +37,9 @@ def fsdp_threshold_tokens(
     traffic = group_time_s("all-gather", shard, topology) + group_time_s("reduce-scatter", shard, topology)
     sequence = int(positive("seq_len", seq_len, integral=True))
     table = model.table()
-    pairs = attended_pairs(sequence, 0, model.causal) / sequence  # per token
-    per_token = TRAINING_OVER_FORWARD * float(table.forward_flops(1.0, pairs)) + float(
-        table.recompute_flops(1.0, pairs, recompute)
+    attention = float(table.attention_flops(sequence, 0)) / sequence  # per token
+    per_token = TRAINING_OVER_FORWARD * float(table.forward_flops(1.0, attention)) + float(
+        table.recompute_flops(1.0, attention, recompute)
     )
     return traffic * cluster.chip.peak(dtype) / per_token
 

@@ -20,7 +20,7 @@ from hwlib.collectives import allreduce_time_s
 from hwlib.data import clusters, doc002
 from hwlib.data import fabrics as find_fabrics
 from hwlib.data.records import ENERGY_FIELDS, FABRIC_KINDS, Chip, Fabric, ModelShape, Scenario, require_chip
-from hwlib.data.records.transformer_table import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
+from hwlib.data.records.layer_rules import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
 from hwlib.layer_model import PARAMS_PER_LAYER_PER_D2, layer_step
 from hwlib.roofline import roofline_bound_s
 

@@ -12,7 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from hwlib.data.records import ModelShape
-from hwlib.data.records.transformer_table import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
+from hwlib.data.records.layer_rules import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
 from hwlib.viz.style import PALETTE, new_axes
 
 PARAM_PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, positions, router")

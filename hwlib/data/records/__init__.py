@@ -22,6 +22,7 @@ from hwlib.data.records.hardware import (
     require_chip,
     require_chips,
 )
+from hwlib.data.records.latent_attention import LatentAttention
 from hwlib.data.records.model_shape import ModelShape
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
 from hwlib.data.records.workloads import (
@@ -48,6 +49,7 @@ __all__ = [
     "Deployment",
     "Fabric",
     "KernelEfficiency",
+    "LatentAttention",
     "ModelShape",
     "Scenario",
     "ServingRun",

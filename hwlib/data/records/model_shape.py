@@ -27,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from hwlib._checks import one_of
+from hwlib.data.records.latent_attention import LatentAttention
 from hwlib.data.records.quantities import READ_ON, Sourced
 from hwlib.data.records.transformer_table import TransformerTable
 from hwlib.units import dtype_bytes
@@ -35,6 +36,15 @@ MLP_KINDS = ("gelu", "gated")
 """MLP kinds: "gelu" has an up and a down matrix (GPT, Falcon); "gated" adds a gate (SwiGLU, GeGLU)."""
 NORMS = ("rmsnorm", "layernorm", "none")
 """Norm kinds: RMSNorm has a weight per channel, LayerNorm a weight and a bias, "none" nothing."""
+WINDOW_KINDS = ("sliding", "chunked")
+"""How a windowed layer caps attention: "sliding", each token sees the last w tokens (Mistral, Gemma 2 and 3);
+"chunked", each token sees the tokens of its own w-token chunk (Llama 4's local layers)."""
+QK_NORMS = ("none", "head", "full")
+"""Norms on queries and keys before attention: none; one weight per head dimension shared by the heads (Qwen3,
+Gemma 3); or over the whole query and key widths (OLMo 2)."""
+HEADS = ("lm", "classifier", "none")
+"""What sits on the last hidden state: the output head over the vocabulary, a classifier of ``n_labels`` outputs
+(a reward model, ``...ForSequenceClassification``), or nothing (a headless ``...Model``)."""
 
 
 def _whole(name: str, value: object, minimum: int = 1, optional: bool = False) -> None:
@@ -52,7 +62,17 @@ class ModelShape:
     ``d_model``, ``n_heads``, ``d_ff``, ``mlp`` and ``vocab`` may be None where a source gives only the
     KV geometry (document 000): the KV counts work, the parameter and FLOP counts raise a ValueError.
     ``n_experts`` = 0 means a dense MLP; an MoE routes each token to ``experts_per_token`` of
-    ``n_experts`` experts of width ``d_ff_expert`` (plus ``n_shared_experts`` that every token uses).
+    ``n_experts`` experts of width ``d_ff_expert`` (plus ``n_shared_experts`` that every token uses, together
+    ``d_ff_shared`` wide, default n_shared_experts x d_ff_expert, with a sigmoid gate where ``shared_expert_gate``;
+    ``router_bias`` adds one bias per expert to the router). ``moe_layers`` says per layer whether it is an MoE
+    (empty: every layer of an MoE); the others are dense MLPs of width ``d_ff`` (DeepSeek's first dense layers,
+    Llama 4 Maverick's alternate ones). ``mla`` makes attention multi-head latent attention
+    (:class:`LatentAttention`). ``windows`` gives per layer the tokens it attends to at most (0: all of them;
+    empty: every layer global), capped the ``window_kind`` way. ``qk_norm`` (``QK_NORMS``), ``mlp_bias`` and
+    ``head_bias`` add their weights. ``head`` (``HEADS``) is what sits on the last hidden state (``n_labels``
+    outputs for a classifier). ``mtp_layers`` extra multi-token-prediction layers (DeepSeek-V3) are counted apart
+    (``mtp_params``), as the publisher counts them; ``vision_params`` is a vision tower's count (stored, not run by
+    the text steps).
     ``causal``: a token attends to itself and the tokens before it (every decoder here); False counts the whole
     score matrix, the source documents' convention; ``head_flops`` False leaves the output head's matmul out of
     the FLOPs, as their layer-by-layer counts do (its weights are still stored). ``n_params`` is the published
@@ -74,11 +94,25 @@ class ModelShape:
     experts_per_token: int = 0
     n_shared_experts: int = 0
     d_ff_expert: int | None = None
+    d_ff_shared: int | None = None
+    shared_expert_gate: bool = False
+    router_bias: bool = False
+    moe_layers: tuple[bool, ...] = ()
+    mla: LatentAttention | None = None
+    windows: tuple[int, ...] = ()
+    window_kind: str = "sliding"
     qkv_bias: bool = False
     linear_bias: bool = False
+    mlp_bias: bool = False
+    head_bias: bool = False
+    qk_norm: str = "none"
     norm: str = "rmsnorm"
     norms_per_layer: int = 2
     learned_positions: int = 0
+    head: str = "lm"
+    n_labels: int = 0
+    mtp_layers: int = 0
+    vision_params: int = 0
     causal: bool = True
     head_flops: bool = True
     n_params: Sourced | None = None
@@ -91,14 +125,53 @@ class ModelShape:
             _whole(name, getattr(self, name))
         for name in ("d_model", "n_heads", "d_ff", "vocab", "d_ff_expert"):
             _whole(name, getattr(self, name), optional=True)
-        for name in ("n_experts", "experts_per_token", "n_shared_experts", "norms_per_layer", "learned_positions"):
+        for name in (
+            "n_experts",
+            "experts_per_token",
+            "n_shared_experts",
+            "norms_per_layer",
+            "learned_positions",
+            "n_labels",
+            "mtp_layers",
+            "vision_params",
+        ):
             _whole(name, getattr(self, name), minimum=0)
-        for name in ("tied_embeddings", "qkv_bias", "linear_bias", "causal", "head_flops"):
+        _whole("d_ff_shared", self.d_ff_shared, optional=True)
+        for name in (
+            "tied_embeddings",
+            "qkv_bias",
+            "linear_bias",
+            "mlp_bias",
+            "head_bias",
+            "shared_expert_gate",
+            "router_bias",
+            "causal",
+            "head_flops",
+        ):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"ModelShape.{name} must be True or False, got {getattr(self, name)!r}")
         if self.mlp is not None:
             one_of("ModelShape.mlp", self.mlp, MLP_KINDS)
         one_of("ModelShape.norm", self.norm, NORMS)
+        one_of("ModelShape.window_kind", self.window_kind, WINDOW_KINDS)
+        one_of("ModelShape.qk_norm", self.qk_norm, QK_NORMS)
+        one_of("ModelShape.head", self.head, HEADS)
+        if (self.head == "classifier") != (self.n_labels > 0):
+            raise ValueError(f"ModelShape.n_labels must be > 0 exactly for a classifier head, got {self.n_labels!r}")
+        if self.mla is not None and not isinstance(self.mla, LatentAttention):
+            raise TypeError(f"ModelShape.mla must be a LatentAttention or None, got {self.mla!r}")
+        for name, per_layer, kind in (("windows", self.windows, int), ("moe_layers", self.moe_layers, bool)):
+            if not isinstance(per_layer, tuple) or (per_layer and len(per_layer) != self.n_layers):
+                raise ValueError(f"ModelShape.{name} must be a tuple of one entry per layer ({self.n_layers}) or ()")
+            for value in per_layer:
+                if kind is bool and not isinstance(value, bool):
+                    raise TypeError(f"ModelShape.moe_layers must hold True or False, got {value!r}")
+                if kind is int:
+                    _whole(f"{name} entry", value, minimum=0)
+        if self.moe_layers and not self.n_experts:
+            raise ValueError("ModelShape.moe_layers needs n_experts > 0")
+        if self.n_experts and self.moe_layers and not all(self.moe_layers) and self.d_ff is None:
+            raise ValueError("ModelShape.d_ff is needed for the dense layers of an MoE whose moe_layers has False")
         if self.n_heads is not None and self.n_heads % self.n_kv_heads:
             raise ValueError(
                 f"ModelShape.n_heads ({self.n_heads}) must be a multiple of n_kv_heads ({self.n_kv_heads})"
@@ -111,8 +184,8 @@ class ModelShape:
                 )
             if self.d_ff_expert is None:
                 raise ValueError("ModelShape.d_ff_expert is needed when n_experts > 0")
-        elif self.experts_per_token or self.n_shared_experts:
-            raise ValueError("ModelShape.experts_per_token and n_shared_experts need n_experts > 0")
+        elif self.experts_per_token or self.n_shared_experts or self.d_ff_shared:
+            raise ValueError("ModelShape.experts_per_token, n_shared_experts and d_ff_shared need n_experts > 0")
         if self.n_params is not None and not isinstance(self.n_params, Sourced):
             raise TypeError(f"ModelShape.n_params must be a Sourced count or None, got {self.n_params!r}")
 
@@ -120,7 +193,10 @@ class ModelShape:
 
     @property
     def attention(self) -> str:
-        """'MHA' (one KV head per query head), 'MQA' (one KV head), 'GQA' (between), or 'not stated'."""
+        """'MLA' (multi-head latent attention), 'MHA' (one KV head per query head), 'MQA' (one KV head), 'GQA'
+        (between), or 'not stated'."""
+        if self.mla is not None:
+            return "MLA"
         if self.n_heads is None:
             return "not stated"
         if self.n_kv_heads == self.n_heads:
@@ -187,8 +263,18 @@ class ModelShape:
         return self.params() * size
 
     def kv_bytes_per_token(self, dtype: str = "bf16") -> float:
-        """KV-cache bytes one token adds: 2 x n_layers x n_kv_heads x head_dim x element size."""
+        """KV-cache bytes one token adds while every layer still holds it: 2 x n_layers x n_kv_heads x head_dim x
+        element size (an MLA layer caches one latent, ``LatentAttention.cache_width``); windowed layers stop
+        growing past their window (``kv_bytes``)."""
         return self.table().kv_bytes_per_token(dtype)
+
+    def kv_bytes(self, context_len: object, dtype: str = "bf16") -> object:
+        """KV-cache bytes of one sequence of ``context_len`` tokens: each layer holds at most its window."""
+        return self.table().kv_bytes(context_len, dtype)
+
+    def mtp_params(self) -> float:
+        """Parameters of the multi-token-prediction layers (``mtp_layers``), counted apart from ``params()``."""
+        return self.table().mtp_params()
 
     def __str__(self) -> str:
         count = self.published_params or (self.params() if self.d_model else None)
@@ -206,13 +292,19 @@ class ModelShape:
         name: str | None = None,
         n_params: Sourced | None = None,
         source: str = "",
+        text_only: bool = False,
     ) -> ModelShape:
         """A ModelShape from a Hugging Face ``config.json`` (a dict or a path to the file).
 
-        Reads the Llama, Mistral/Mixtral, Qwen2, Gemma 2 and GPT-2/GPT-NeoX families. Keys that change
-        a count but are not modelled raise a ValueError naming them; keys that change no count are ignored.
+        Reads the ``model_type`` values of ``hwlib.data.records.hf_families.FAMILIES`` (and Gemma 3's and Llama 4's
+        multimodal configs; ``text_only`` reads the language model alone where hwlib does not count the vision
+        tower). Keys that change a count but are not modelled raise a ValueError naming them; keys that change no
+        count are ignored. Chapter :ref:`ch-counting`.
         """
         from hwlib.data.records.hf_config import shape_fields
 
-        fields = shape_fields(config)
-        return cls(key=key, name=name or fields.pop("name", key), n_params=n_params, source=source, **fields)
+        if not isinstance(text_only, bool):
+            raise TypeError(f"text_only must be True or False, got {text_only!r}")
+        fields = shape_fields(config, text_only)
+        read_name = fields.pop("name", key)
+        return cls(key=key, name=name or read_name, n_params=n_params, source=source, **fields)
