@@ -1,14 +1,13 @@
 """hwlib: the companion library of the book on ML-accelerator performance modelling.
 
-Chapters use it as ``import hwlib as hw``; ``__all__`` below is the whole public API. Layers,
-from the bottom: ``units``; ``data`` (record types and one module per source of numbers, with
-the lookups ``chip``/``chips``, ``fabric``/``fabrics``, ...); the topic modules that compute
-(``roofline``, ``memory``, ``sharding``, ``energy``, ``layer_model``, ``collectives``, ``serving``,
-``serving_plan``, ``training``, ``data_parallel``), and beside each bound its forecast (``efficiency``,
-``calibration_fit``); ``measure`` (runs things, with JAX); ``viz`` (tables,
-figures, glue, explorers). Names from ``viz`` load matplotlib, pandas or ipywidgets only when
-first used, so ``import hwlib`` stays a light calculator. Each function's docstring names the
-chapter that explains it; CONTRIBUTING.md lists every quantity's one name and symbol.
+Chapters use it as ``import hwlib as hw``; ``__all__`` below is the whole public API. Layers, from the bottom:
+``units``; ``data`` (record types and one module per source of numbers, with the lookups ``chip``/``chips``,
+``fabric``/``fabrics``, ...); the topic modules that compute (``roofline``, ``memory``, ``energy``,
+``layer_model``, ``collectives``, ``placement``, ``serving/``, ``training/``), and beside each bound its
+forecast (``efficiency``, ``calibration_fit``); ``measure`` (runs things, with JAX); ``viz`` (tables, figures,
+glue, explorers). Names from ``viz`` load matplotlib, pandas or ipywidgets only when first used, so ``import
+hwlib`` stays a light calculator. Each function's docstring names the chapter that explains it; CONTRIBUTING.md
+lists every quantity's one name and symbol.
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ import types
 from hwlib import measure, viz  # loaded on first use: hw.viz.plot_roofline, hw.measure.measure_matmul
 from hwlib.calibration_fit import calibration
 from hwlib.collectives import (
-    COLLECTIVES,
     allreduce_time_s,
     collective_time_s,
     hierarchical_allreduce_time_s,
@@ -32,7 +30,6 @@ from hwlib.data import (
     Cluster,
     Fabric,
     ModelShape,
-    Scenario,
     ServingRun,
     Sourced,
     TrainingRecipe,
@@ -60,6 +57,7 @@ from hwlib.data import (
     step_measurements,
     training_runs,
 )
+from hwlib.data.request_traces import request_trace
 from hwlib.efficiency import Efficiency
 from hwlib.energy import (
     ADD_EQUIVALENT_J,
@@ -112,6 +110,8 @@ from hwlib.roofline import (
     roofline_time_s,
 )
 from hwlib.serving.plan import largest_batch_within, serving_chips, serving_curve, tensor_parallel_sizes
+from hwlib.serving.simulate import simulate_serving
+from hwlib.serving.speculative import Speculation, speculative_tokens_per_step
 from hwlib.serving.step import (
     PRECISIONS,
     compute_bound_batch,
@@ -124,7 +124,7 @@ from hwlib.serving.step import (
 )
 from hwlib.serving.throughput import serving_run_bound, throughput_bound
 from hwlib.training.mesh import Mesh, train_step
-from hwlib.training.plan import fsdp_threshold_tokens, megatron_step_flops, plan_training
+from hwlib.training.plan import fsdp_threshold_tokens, plan_training
 from hwlib.training.regimes import optimizer_bytes, regime_steps, training_step, transformer_params
 from hwlib.training.squeeze import (
     batch_squeeze,
@@ -136,7 +136,6 @@ from hwlib.training.squeeze import (
 )
 from hwlib.training.zero import training_memory
 from hwlib.units import (
-    BITS_PER_BYTE,
     BYTES_PER_ELEMENT,
     GB,
     MB,

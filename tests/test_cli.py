@@ -18,7 +18,7 @@ import pytest
 import hwlib as hw
 
 ROOT = Path(__file__).resolve().parents[1]
-COMMANDS = ("memory", "serve", "train", "plan", "list")
+COMMANDS = ("memory", "serve", "train", "plan", "simulate", "list")
 LISTS = ("models", "chips", "clusters", "precisions", "recipes")
 TINY_CONFIG = {
     "model_type": "llama",
@@ -43,6 +43,9 @@ BAD_INPUT = [
     ("serve", ["--model", "llama-3-70b", "--chip", "v5e", "--chips", "4", "--precision", "fp8"]),  # a KeyError
     ("train", ["--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "dq=2"]),
     ("list", ["widgets"]),
+    ("simulate", ["--model", "llama-3-8b", "--chip", "H100-SXM", "--acceptance", "0.5"]),
+    ("simulate", ["--model", "llama-3-8b", "--chip", "H100-SXM", "--rate", "-3"]),
+    ("simulate", ["--model", "llama-3-8b", "--chip", "H100-SXM", "--prefill-chips", "1"]),
 ]
 HELP_RUNS = [("--help",), *((command, "--help") for command in COMMANDS)]
 _RUNS: dict[tuple[str, ...], subprocess.CompletedProcess] = {}
@@ -496,3 +499,40 @@ def test_a_rate_below_one_token_per_second_is_not_printed_as_zero():
     out = ok("serve", "--model", "llama-3.1-405b", "--chip", "H100-SXM", "--chips", "16", "--context", "131072")
     per_chip = row(out, "tokens/s per chip")[0]
     assert not per_chip.startswith("0 ") and float(per_chip.split()[0].replace(",", "")) > 0
+
+
+def test_simulate_is_simulate_serving_in_percentiles():
+    args = ("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--rate", "10", "--requests", "300")
+    out = ok(*args, "--ttft-ms", "500", "--tpot-ms", "30")
+    result = hw.simulate_serving(hw.model("llama-3-8b"), hw.chip("H100-SXM"), n_requests=300, arrival_rate_per_s=10)
+    assert row(out, "time to first token") == [hw.format_seconds(result.percentile("ttft", q)) for q in (50, 90, 99)]
+    assert row(out, "time per output token") == [hw.format_seconds(result.percentile("tpot", q)) for q in (50, 90, 99)]
+    assert row(out, "output tokens/s") == [f"{result.output_tokens_per_s:,.0f} tokens/s"]
+    good = result.goodput_per_s(0.5, 0.03)
+    assert row(out, "goodput")[0].startswith(f"{good:,.3g} requests/s")
+    data = json.loads(ok(*args, "--json"))
+    assert data["percentiles"][0]["metric"] == "ttft"
+    assert data["percentiles"][0]["p99_s"] == pytest.approx(result.percentile("ttft", 99))
+    csv_text = ok(*args, "--csv")
+    assert csv_text.splitlines()[0].startswith("metric,p50_s")
+    traced = json.loads(
+        ok(
+            "simulate",
+            "--model",
+            "llama-3-8b",
+            "--chip",
+            "H100-SXM",
+            "--trace",
+            "azure-code-2023",
+            "--requests",
+            "200",
+            "--draft-tokens",
+            "3",
+            "--acceptance",
+            "0.7",
+            "--draft",
+            "qwen2.5-1.5b",
+            "--json",
+        )
+    )
+    assert traced["inputs"]["trace"] == "azure-code-2023" and traced["steps"] > 0

@@ -5,7 +5,7 @@ import math
 import pytest
 
 import hwlib as hw
-from hwlib.training.plan import candidate_meshes, training_run_bound
+from hwlib.training.plan import candidate_meshes, megatron_step_flops, training_run_bound
 
 H100 = hw.cluster("hgx-h100-ndr")
 V5P = hw.cluster("tpu-v5p")
@@ -75,7 +75,7 @@ def test_no_measured_run_beats_its_bound():
     table = hw.viz.training_check_table()
     assert (table["% of bound"] < 100).all()
     first = hw.training_runs()[0]
-    flops = hw.megatron_step_flops(512, 2048, 24, 2304, 51200)
+    flops = megatron_step_flops(512, 2048, 24, 2304, 51200)
     assert flops == pytest.approx(96 * 512 * 2048 * 24 * 2304**2 * (1 + 2048 / (6 * 2304) + 51200 / (16 * 24 * 2304)))
     assert first.model.params() == pytest.approx(1.7e9, rel=0.03)  # Table 1's parameter count from the shape
 
@@ -126,7 +126,7 @@ def test_planner_lists_every_mesh_with_a_reason():
         (lambda: hw.group_topology(H100, 8, 1, [64]), TypeError, "n_chips must be one whole number"),
         (lambda: candidate_meshes(LLAMA70, H100, 256, "8192"), TypeError, "seq_len must be a real number"),
         (lambda: candidate_meshes("llama", H100, 256, 8192), TypeError, "model must be a ModelShape"),
-        (lambda: hw.megatron_step_flops(512, 2048, 24, -1, 51200), ValueError, "d must be > 0"),
+        (lambda: megatron_step_flops(512, 2048, 24, -1, 51200), ValueError, "d must be > 0"),
         (
             lambda: hw.fsdp_threshold_tokens("llama", H100, hw.Mesh(fsdp=8), 4096),
             TypeError,

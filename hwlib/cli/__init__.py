@@ -2,9 +2,10 @@
 
 ``hwlib memory`` (training memory and the chips that hold it), ``hwlib serve`` (a decode step and a prefill on
 n chips, or the fewest chips at latency targets), ``hwlib train`` (one training step on a mesh), ``hwlib plan``
-(the best meshes of a cluster) and ``hwlib list`` (the names each option accepts). Each prints an aligned table
+(the best meshes of a cluster), ``hwlib simulate`` (many users on one engine, in percentiles) and ``hwlib list``
+(the names each option accepts). Each prints an aligned table
 with units; ``--json`` prints one JSON object instead (its numbers in SI units, each named with its unit), and
-``--csv`` the answer's table where the answer is one (memory, plan, list). Every number comes from hwlib's
+``--csv`` the answer's table where the answer is one (memory, plan, simulate, list). Every number comes from hwlib's
 public functions (``commands``); bad input prints one line ``hwlib <command>: error: ...`` on stderr and
 exits with 2.
 """
@@ -19,9 +20,11 @@ import warnings
 from collections.abc import Callable, Sequence
 
 import hwlib as hw
+from hwlib.cli import options as option_types
 from hwlib.cli.commands import run_memory, run_plan, run_serve, run_train
 from hwlib.cli.listing import run_list
 from hwlib.cli.options import MESH_AXES, count, efficiency, fraction, mesh, milliseconds, precision
+from hwlib.cli.simulating import add_simulate
 from hwlib.training.zero import SHARDINGS
 
 USAGE_ERROR = 2
@@ -93,7 +96,7 @@ def build_parser() -> argparse.ArgumentParser:
         "  hwlib serve --model llama-3-70b --chip H100-SXM --chips 8 --batch 16\n"
         "  hwlib plan --model llama-3-70b --cluster hgx-h100-ndr --chips 256 --json\n"
         "  hwlib --list chips\n\nhwlib COMMAND --help explains each command's options; every command takes "
-        "--json,\nand memory, plan and list take --csv.\n" + NAMES,
+        "--json,\nand memory, plan, simulate and list take --csv.\n" + NAMES,
     )
     parser.add_argument(
         "--list", choices=LISTS, metavar="WHAT", help=f"print the names an option accepts: {', '.join(LISTS)}"
@@ -230,6 +233,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     shown.add_argument("--all", action="store_true", help="every mesh, each that does not fit with the reason")
 
+    add_simulate(subparsers, _command, _model_options, option_types)
+
     listing = _command(
         subparsers, "list", "the names an option accepts", "hwlib list chips --csv", run_list, table=True
     )
@@ -244,7 +249,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.list:
         args.run, args.command, args.what, args.json, args.csv = run_list, "list", args.list, False, False
     elif args.command is None:
-        parser.error("choose a command: memory, serve, train, plan or list")
+        parser.error("choose a command: memory, serve, train, plan, simulate or list")
     prog = f"hwlib {args.command}"
     try:
         if args.csv and args.command in ("serve", "train"):

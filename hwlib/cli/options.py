@@ -40,6 +40,23 @@ def milliseconds(text: str) -> float:
     return _real(text, lambda value: value > 0, "a number of milliseconds > 0")
 
 
+def whole(text: str) -> int:
+    """A whole number >= 0."""
+    return int(
+        _real(text.replace(",", "").replace("_", ""), lambda v: v.is_integer() and v >= 0, "a whole number >= 0")
+    )
+
+
+def share(text: str) -> float:
+    """A share in [0, 1]."""
+    return _real(text, lambda value: 0 <= value <= 1, "a share in [0, 1], e.g. 0.7")
+
+
+def per_second(text: str) -> float:
+    """A rate per second, > 0 ('inf': all at once)."""
+    return _real(text, lambda value: value > 0, "a rate per second > 0, or inf") if text != "inf" else math.inf
+
+
 def fraction(text: str) -> float:
     """A share in (0, 1]."""
     return _real(text, lambda value: 0 < value <= 1, "a fraction in (0, 1], e.g. 0.8")

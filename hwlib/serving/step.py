@@ -31,17 +31,15 @@ from types import MappingProxyType
 import numpy as np
 
 from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array, whole_count
-from hwlib.collectives import collective_time_s, with_latency
 from hwlib.data import assumptions
 from hwlib.data.records import Chip, Cluster, ModelShape, require
-from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER, TP_ALLREDUCES_PER_LAYER
-from hwlib.efficiency import Efficiency, layer_quantization, resolve
+from hwlib.efficiency import Efficiency
 from hwlib.memory import tokens_that_fit
 from hwlib.placement import serving_place
-from hwlib.roofline import roofline_bound_s
-from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
+from hwlib.serving.pricing import StepPricer
+from hwlib.serving.speculative import Speculation
+from hwlib.units import BYTES_PER_ELEMENT
 
-PARTS = ("weights", "attention", "activations")
 PRECISIONS = MappingProxyType(
     {
         "bf16": dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
@@ -134,6 +132,7 @@ def inference_step(
     link_latency_s: float | None = None,
     kv_layout: str = "heads",
     expert_parallel: bool = False,
+    speculation: Speculation | None = None,
     efficiency: Efficiency | None = None,
 ) -> InferenceStep:
     """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new
@@ -146,7 +145,10 @@ def inference_step(
     and outputs is left out, as small against the step. ``expert_parallel`` spreads an MoE's experts whole over
     the chips instead of splitting each one: every MoE layer then dispatches each token's hidden state to the chips
     of its k experts and combines the results (two all-to-alls of each chip's 1/n of the tokens, k x d elements a
-    token) in place of the all-reduce after its MLP; attention stays tensor-parallel. The forecast takes
+    token) in place of the all-reduce after its MLP; attention stays tensor-parallel. With ``speculation``
+    (``hw.Speculation``) a decode step verifies k + 1 tokens of each sequence after its drafter's k single-token
+    steps (their time is in the step's; its parts are the verification's), and ``tokens`` counts the tokens the
+    step yields in expectation (``hw.speculative_tokens_per_step``). The forecast takes
     ``efficiency``'s overrides (else the sourced records and the calibrated fit). Vectorised over batch, context
     and new tokens.
     Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
@@ -164,79 +166,81 @@ def inference_step(
     )
     table = model.table()
     tokens = sequences * new
-    weight_flops = table.weight_flops(tokens)
-    weight_bytes = table.touched_matmul_params(tokens) * dtype_bytes(weight_dtype)
+    latency = None if link_latency_s is None else float(non_negative("link_latency_s", link_latency_s))
+    pricer = StepPricer(
+        model,
+        chip,
+        topology,
+        count,
+        weight_dtype,
+        activation_dtype,
+        compute_dtype,
+        link_latency_s=latency,
+        expert_parallel=expert_parallel,
+        efficiency=efficiency,
+    )
     attention_flops = sequences * table.attention_flops(new, context)
     attention_bytes = sequences * table.kv_bytes(context + new, kv_dtype) * kv_copies(model, count, kv_layout)
-    activation_bytes = tokens * table.activation_elements_per_token() * dtype_bytes(activation_dtype)
-    flops = {"weights": weight_flops, "attention": attention_flops, "activations": np.zeros_like(weight_flops)}
-    moved = {"weights": weight_bytes, "attention": attention_bytes, "activations": activation_bytes}
-    total_flops, total_bytes = sum(flops.values()), sum(moved.values())
-    compute_s = total_flops / count / chip.peak(compute_dtype)
-    memory_s = total_bytes / count / chip.hbm_bytes_per_s
-    if topology is not None:
-        if link_latency_s is not None:
-            topology = with_latency(topology, float(non_negative("link_latency_s", link_latency_s)))
-        # engines reduce in at least bf16, whatever the activations are stored in
-        wire = max(dtype_bytes(activation_dtype), dtype_bytes("bf16"))
-        per_allreduce = np.asarray(
-            collective_time_s("all-reduce", tokens * table.tp_elements_per_token() * wire, topology)
-        )
-    else:
-        per_allreduce = np.zeros_like(compute_s)
-    if not isinstance(expert_parallel, bool):
-        raise TypeError(f"expert_parallel must be True or False, got {expert_parallel!r}")
-    if expert_parallel and not model.is_moe:
-        raise ValueError(f"expert_parallel needs a mixture-of-experts model; {model.name} is dense")
-    routed = table.n_moe_layers if expert_parallel and topology is not None else 0
-    allreduces = TP_ALLREDUCES_PER_LAYER * table.n_layers - routed if topology is not None else 0
-    alltoalls = EP_ALL_TO_ALLS_PER_LAYER * routed
-    if alltoalls:
-        dispatched = tokens / count * model.experts_per_token * table.d_model * wire
-        per_alltoall = np.asarray(collective_time_s("all-to-all", dispatched, topology))
-    else:
-        per_alltoall = np.zeros_like(compute_s)
-    comm = allreduces * per_allreduce + alltoalls * per_alltoall
-    lower = np.maximum(compute_s, memory_s) + comm
-    upper = sum(roofline_bound_s(flops[p] / count, moved[p] / count, chip, compute_dtype) for p in PARTS) + comm
-    collectives = ((allreduces, per_allreduce), (alltoalls, per_alltoall))
-    forecast = _forecast_s(model, chip, count, sequences, tokens, flops, moved, collectives, compute_dtype, efficiency)
+    if speculation is not None:
+        if not isinstance(speculation, Speculation):
+            raise TypeError(f"speculation must be an hw.Speculation(...) or None, got {speculation!r}")
+        if np.any(new != 1):
+            raise ValueError("speculation is a decode step: new_tokens must be 1")
+        verify = speculation.draft_tokens + 1
+        attention_flops = sequences * table.attention_flops(verify, context)
+        attention_bytes = sequences * table.kv_bytes(context + verify, kv_dtype) * kv_copies(model, count, kv_layout)
+        tokens = sequences * verify
+    priced = pricer.price(tokens, sequences, attention_flops, attention_bytes)
+    if speculation is not None:
+        drafted = _draft_s(speculation, model, chip, topology, count, sequences, context, kv_dtype, pricer, efficiency)
+        for name, seconds in zip(("lower_s", "upper_s", "forecast_s"), drafted):
+            priced[name] = priced[name] + seconds
+        tokens = sequences * speculation.tokens_per_step
+    compute_s, memory_s, comm = priced["compute_s"], priced["memory_s"], priced["comm_s"]
     names = np.array(["compute", "memory", "communication"])
     bound = names[np.argmax(np.stack(np.broadcast_arrays(compute_s, memory_s, comm)), axis=0)]
     return InferenceStep(
         tokens=scalar_or_array(tokens),
-        flops=scalar_or_array(total_flops),
-        bytes=scalar_or_array(total_bytes),
-        part_flops={p: scalar_or_array(v) for p, v in flops.items()},
-        part_bytes={p: scalar_or_array(v) for p, v in moved.items()},
-        time_s=scalar_or_array(lower),
-        time_upper_s=scalar_or_array(upper),
+        flops=scalar_or_array(priced["total_flops"]),
+        bytes=scalar_or_array(priced["total_bytes"]),
+        part_flops={p: scalar_or_array(v) for p, v in priced["flops"].items()},
+        part_bytes={p: scalar_or_array(v) for p, v in priced["bytes"].items()},
+        time_s=scalar_or_array(priced["lower_s"]),
+        time_upper_s=scalar_or_array(priced["upper_s"]),
         compute_time_s=scalar_or_array(compute_s),
         memory_time_s=scalar_or_array(memory_s),
         comm_time_s=scalar_or_array(comm),
         bound=str(bound) if bound.ndim == 0 else bound,
         n_chips=count,
-        forecast_time_s=scalar_or_array(forecast),
+        forecast_time_s=scalar_or_array(priced["forecast_s"]),
     )
 
 
-def _forecast_s(model, chip, count, sequences, tokens, flops, moved, collectives, compute_dtype, efficiency):
-    """A step's forecast seconds: each part's own roofline at the achieved rates (the weights' matmuls at their
-    quantized fraction of the compute dtype's peak, attention at the bf16 peak's, bytes at the achieved
-    bandwidth), no overlap between parts, each collective (``collectives``: (how many, seconds of one)) at the
-    collectives' achieved share of its bound but no faster than the smallest all-reduce measured, and each
-    layer's overhead."""
-    eff = resolve(chip, compute_dtype, efficiency, count)
-    quantized = layer_quantization(chip, model.table(), tokens, count) if eff.quantization else 1.0
-    bandwidth = chip.hbm_bytes_per_s * eff.hbm
-    rates = {
-        "weights": chip.peak(compute_dtype) * eff.matmul * quantized,
-        "attention": chip.peak(assumptions.ATTENTION_DTYPE) * eff.attention,
-        "activations": chip.peak(compute_dtype),
-    }
-    parts = sum(np.maximum(flops[p] / count / rates[p], moved[p] / count / bandwidth) for p in PARTS)
-    comm = sum(n * np.maximum(seconds / eff.collective_node, eff.small_allreduce_s) for n, seconds in collectives)
-    return parts + comm + model.n_layers * eff.layer_overhead_s + sequences * eff.sequence_overhead_s
+def _draft_s(speculation, model, chip, topology, count, sequences, context, kv_dtype, pricer, efficiency):
+    """Seconds of the drafter's k single-token steps before a verification: at the bound (lower and upper) and
+    forecast."""
+    drafter = speculation.drafter(model)
+    table = drafter.table()
+    draft_pricer = StepPricer(
+        drafter,
+        chip,
+        topology,
+        count,
+        pricer.weight_dtype,
+        pricer.activation_dtype,
+        pricer.compute_dtype,
+        efficiency=efficiency,
+    )
+    totals = [0.0, 0.0, 0.0]
+    for ahead in range(speculation.draft_tokens):
+        priced = draft_pricer.price(
+            sequences,
+            sequences,
+            sequences * table.attention_flops(1, context + ahead),
+            sequences * table.kv_bytes(context + ahead + 1, kv_dtype),
+        )
+        totals = [total + priced[name] for total, name in zip(totals, ("lower_s", "upper_s", "forecast_s"))]
+    return totals
 
 
 def time_to_first_token_s(

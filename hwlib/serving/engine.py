@@ -1,0 +1,367 @@
+"""The engine a serving simulation runs (its scheduler's state and its steps' prices) and what it returns.
+
+``hw.simulate_serving`` (``hwlib.serving.simulate``) says what the engine does; here is how it does it, step by
+step, fast: the running requests' state in one array, decode-only stretches priced together. Chapter
+:ref:`ch-serving-many`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwlib._checks import Number, as_real_array, one_of
+from hwlib.efficiency import resolve
+from hwlib.memory import usable_bytes
+from hwlib.placement import serving_place
+from hwlib.serving.pricing import StepPricer
+from hwlib.serving.step import kv_copies
+
+METRICS = ("ttft", "tpot", "latency")
+"""Per-request metrics: time to first token, time per output token after it, and the whole request's time."""
+
+
+@dataclass(frozen=True)
+class SimulatedServing:
+    """What a simulated engine did: per request its arrival, first token and finish (s), prompt and answer tokens;
+    per step its end (s), new tokens and sequences; preemptions; with disaggregated pools each request's KV-cache
+    transfer (s). Chapter :ref:`ch-serving-many`."""
+
+    arrival_s: np.ndarray
+    first_token_s: np.ndarray
+    finish_s: np.ndarray
+    prompt_tokens: np.ndarray
+    output_tokens: np.ndarray
+    step_end_s: np.ndarray
+    step_tokens: np.ndarray
+    step_sequences: np.ndarray
+    preemptions: int
+    n_chips: int
+    kv_transfer_s: np.ndarray | None = None
+
+    @property
+    def ttft_s(self) -> np.ndarray:
+        return self.first_token_s - self.arrival_s
+
+    @property
+    def tpot_s(self) -> np.ndarray:
+        """Time per output token after the first (0 for one-token answers)."""
+        after = np.maximum(self.output_tokens - 1, 1)
+        return np.where(self.output_tokens > 1, (self.finish_s - self.first_token_s) / after, 0.0)
+
+    @property
+    def latency_s(self) -> np.ndarray:
+        return self.finish_s - self.arrival_s
+
+    @property
+    def duration_s(self) -> float:
+        """From the first arrival to the last finish."""
+        return float(self.finish_s.max() - self.arrival_s.min())
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        return float(self.output_tokens.sum() / self.duration_s)
+
+    @property
+    def requests_per_s(self) -> float:
+        return float(len(self.arrival_s) / self.duration_s)
+
+    def percentile(self, metric: str, q: Number) -> Number:
+        """The ``q``-th percentile (0-100) of ``metric`` (``METRICS``) over the requests, in seconds."""
+        one_of("metric", metric, METRICS)
+        q = as_real_array("q", q, minimum=0.0)
+        if (q > 100).any():
+            raise ValueError(f"q must be a percentile in [0, 100], got {q!r}")
+        values = {"ttft": self.ttft_s, "tpot": self.tpot_s, "latency": self.latency_s}[metric]
+        result = np.percentile(values, q)
+        return float(result) if np.ndim(result) == 0 else result
+
+    def within(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> np.ndarray:
+        """Which requests met both targets."""
+        return (self.ttft_s <= ttft_s) & (self.tpot_s <= tpot_s)
+
+    def goodput_per_s(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> float:
+        """Requests per second that met both targets (Zhong et al., "DistServe", OSDI 2024)."""
+        return float(self.within(ttft_s, tpot_s).sum() / self.duration_s)
+
+
+class Engine:
+    """One engine's scheduler state and step prices (see the module docstring)."""
+
+    def __init__(self, model, where, n_chips, dtypes, options, budget, max_sequences, block_tokens, chunked, spec):
+        self.model = model
+        chip, topology = serving_place(where, model, n_chips)
+        self.table = model.table()
+        pricer = StepPricer(
+            model,
+            chip,
+            topology,
+            n_chips,
+            dtypes["weight_dtype"],
+            dtypes["activation_dtype"],
+            dtypes["compute_dtype"],
+            expert_parallel=options["expert_parallel"],
+            efficiency=options["efficiency"],
+        )
+        self.spec = spec
+        per_decode = spec.draft_tokens + 1 if spec else 1
+        self.tables = pricer.step_tables(max(budget, max_sequences * per_decode))
+        self.pricer, self.forecast = pricer, options["estimate"] == "forecast"
+        self.kv_dtype, self.copies = dtypes["kv_dtype"], kv_copies(model, n_chips)
+        eff = pricer.eff
+        self.attention_rate = chip.peak("bf16") * eff.attention
+        self.bandwidth, self.forecast_bandwidth = chip.hbm_bytes_per_s, chip.hbm_bytes_per_s * eff.hbm
+        self.count, self.peak = n_chips, pricer.peak
+        self.budget, self.max_sequences, self.block, self.chunked = budget, max_sequences, block_tokens, chunked
+        free = float(usable_bytes(chip, 1.0, n_chips)) - model.weight_bytes(dtypes["weight_dtype"])
+        self.room = resolve(chip, dtypes["compute_dtype"], options["efficiency"]).kv_fraction * free
+        if self.room <= 0:
+            raise ValueError(f"{model.name}'s weights do not fit on {n_chips} x {chip.label}")
+        plain = not model.windows and model.mla is None and model.causal
+        self.kv_per_token = model.kv_bytes_per_token(self.kv_dtype) * self.copies if not model.windows else None
+        self.score_flops = 4.0 * self.table.n_layers * self.table.q_width if plain else None
+        self.layer_overhead_s = model.n_layers * eff.layer_overhead_s
+        self.sequence_overhead_s = eff.sequence_overhead_s
+        self.drafter = None
+        if spec is not None:
+            drafter = spec.drafter(model)
+            self.drafter = (
+                drafter,
+                StepPricer(
+                    drafter,
+                    chip,
+                    topology,
+                    n_chips,
+                    dtypes["weight_dtype"],
+                    dtypes["activation_dtype"],
+                    dtypes["compute_dtype"],
+                    efficiency=options["efficiency"],
+                ),
+            )
+
+    def held_bytes(self, tokens: np.ndarray) -> np.ndarray:
+        """KV bytes each of sequences of ``tokens`` tokens holds, in whole blocks."""
+        blocks = -(-np.asarray(tokens) // self.block) * self.block
+        if self.kv_per_token is not None:
+            return blocks * self.kv_per_token
+        return np.asarray(self.table.kv_bytes(blocks, self.kv_dtype)) * self.copies
+
+    def attention(self, new: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """FLOPs and bytes of the attention of sequences with ``new`` tokens after ``context`` each, summed over
+        the last axis (the sequences of a step)."""
+        if self.score_flops is not None:
+            flops = self.score_flops * np.sum(new * context + new * (new + 1) / 2, axis=-1)
+            return flops, self.kv_per_token * np.sum(context + new, axis=-1)
+        table = self.table
+        flops = np.sum(table.attention_flops(new, context), axis=-1)
+        return flops, np.sum(table.kv_bytes(context + new, self.kv_dtype), axis=-1) * self.copies
+
+    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> np.ndarray:
+        """Seconds of steps of ``tokens`` new tokens over ``sequences`` sequences, each with its ``new`` tokens
+        after its ``context`` (the last axis runs over the sequences; a leading one over consecutive steps)."""
+        tab, count = self.tables, self.count
+        attention_flops, attention_bytes = self.attention(new, context)
+        if self.forecast:
+            attention = np.maximum(
+                attention_flops / count / self.attention_rate, attention_bytes / count / self.forecast_bandwidth
+            )
+            seconds = tab["forecast_s"][tokens] + attention + tab["comm_forecast_s"][tokens]
+            seconds = seconds + self.layer_overhead_s + sequences * self.sequence_overhead_s
+        else:
+            compute = (tab["flops"][tokens] + attention_flops) / count / self.peak
+            memory = (tab["bytes"][tokens] + attention_bytes) / count / self.bandwidth
+            seconds = np.maximum(compute, memory) + tab["comm_s"][tokens]
+        if self.drafter is not None:
+            seconds = seconds + self._draft_s(context[new > 1])
+        return seconds
+
+    def decode_s(self, context: np.ndarray, steps: int) -> np.ndarray:
+        """Seconds of ``steps`` consecutive decode steps of one token per sequence, the first at ``context``."""
+        b = context.size
+        if self.score_flops is None or self.drafter is not None:
+            return np.atleast_1d(self.step_s(b, b, np.ones(b), context + np.arange(steps)[:, None]))
+        reads = float(context.sum()) + b * (np.arange(steps) + 1.0)  # tokens whose keys and values each step reads
+        flops, moved = self.score_flops * reads, self.kv_per_token * reads
+        tab, count = self.tables, self.count
+        if self.forecast:
+            attention = np.maximum(flops / count / self.attention_rate, moved / count / self.forecast_bandwidth)
+            fixed = tab["forecast_s"][b] + tab["comm_forecast_s"][b] + self.layer_overhead_s
+            return fixed + b * self.sequence_overhead_s + attention
+        compute = (tab["flops"][b] + flops) / count / self.peak
+        return np.maximum(compute, (tab["bytes"][b] + moved) / count / self.bandwidth) + tab["comm_s"][b]
+
+    def _draft_s(self, context: np.ndarray) -> float:
+        """The drafter's k single-token steps over the decoding sequences."""
+        if not len(context):
+            return 0.0
+        drafter, pricer = self.drafter
+        table, b = drafter.table(), float(len(context))
+        total = 0.0
+        for extra in range(self.spec.draft_tokens):
+            priced = pricer.price(
+                b,
+                b,
+                np.sum(table.attention_flops(1, context + extra)),
+                np.sum(table.kv_bytes(context + extra + 1, self.kv_dtype)),
+            )
+            total += float(priced["forecast_s"] if self.forecast else priced["lower_s"])
+        return total
+
+
+def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool = False) -> SimulatedServing:
+    """The engine's steps until every request has finished (see the module docstring).
+
+    The running requests' state is one array, a column each in admission order: the request, its tokens to
+    prefill (the prompt; after a preemption what it had generated too), its tokens prefilled (a prefix hit starts
+    past the shared prefix), its tokens generated, and those a preemption folded into its prompt. ``prefilled``
+    requests arrive with their prompt's cache and first token (a decode pool's)."""
+    count = len(arrival)
+    first, finish = np.full(count, np.nan), np.full(count, np.nan)
+    waiting: deque[int] = deque()
+    state = np.zeros((5, engine.max_sequences + 1), dtype=np.int64)
+    n = 0  # running requests
+    carried: dict[int, int] = {}  # a preempted request's generated tokens while it waits
+    t, next_arrival, preemptions = 0.0, 0, 0
+    ends: list[np.ndarray] = []
+    logged: list[tuple[int, int, int]] = []  # (steps, tokens, sequences) per priced stretch
+    spec, room, per_step, cap = engine.spec, engine.room, engine.budget, engine.max_sequences
+    per_decode = spec.draft_tokens + 1 if spec else 1
+    held_bytes, block = engine.held_bytes, engine.block
+    # below this many tokens held (with a block of slack per sequence) the cache cannot be full: skip the exact count
+    safe_tokens = room / engine.kv_per_token if engine.kv_per_token else 0.0
+
+    def fits(held: np.ndarray, extra: int) -> bool:
+        """Whether the cache holds every sequence after ``extra`` more tokens each."""
+        if float(held.sum()) + held.size * (extra + block) < safe_tokens:
+            return True
+        return float(held_bytes(held + extra).sum()) <= room
+
+    def admit(i: int, n: int) -> int:
+        gen = carried.pop(i, 0)
+        if prefilled and not gen:
+            state[:, n] = (i, prompts[i], prompts[i], 1, 0)
+        else:
+            state[:, n] = (i, prompts[i] + gen, cached[i], gen, gen)
+        return n + 1
+
+    while next_arrival < count or waiting or n:
+        while next_arrival < count and arrival[next_arrival] <= t:
+            waiting.append(next_arrival)
+            next_arrival += 1
+        if not waiting and not n:
+            t = float(arrival[next_arrival])
+            continue
+        ids, target, done, generated, folded = state[:, :n]
+        held = done + generated - folded
+        decoding = done >= target
+        chunk = None
+        if waiting and n < cap:  # admission: prompts join while the cache has room for them
+            used = float(held_bytes(held).sum()) if n else 0.0
+            budget = per_step if not engine.chunked else per_step - int(decoding.sum()) * per_decode
+            if engine.chunked and n and budget > 0:
+                left = np.where(decoding, 0, target - done)
+                chunk = np.clip(budget - (np.cumsum(left) - left), 0, left)
+                budget -= int(chunk.sum())
+            start = n
+            while waiting and n < cap and budget > 0:
+                i = waiting[0]
+                need = 0 if prefilled and i not in carried else int(prompts[i] + carried.get(i, 0) - cached[i])
+                grow = float(held_bytes(np.array([prompts[i] + carried.get(i, 0) + 1]))[0])
+                if (need > budget and not engine.chunked) or used + grow > room:
+                    break
+                waiting.popleft()
+                n = admit(i, n)
+                used += grow
+                budget -= min(need, budget)
+            if n > start:
+                ids, target, done, generated, folded = state[:, :n]
+                fresh = np.minimum(target[start:] - done[start:], np.maximum(per_step, 0))
+                if engine.chunked:  # the budget left, in admission order
+                    room_left = (
+                        per_step - int(decoding.sum()) * per_decode - (int(chunk.sum()) if chunk is not None else 0)
+                    )
+                    fresh = np.clip(room_left - (np.cumsum(fresh) - fresh), 0, fresh)
+                    chunk = np.concatenate([chunk if chunk is not None else np.zeros(start, dtype=np.int64), fresh])
+                    decoding = np.concatenate([decoding, np.zeros(n - start, dtype=bool)])
+                else:  # prefill-first: this step prefills the admitted prompts whole and decodes nothing
+                    chunk = np.concatenate([np.zeros(start, dtype=np.int64), target[start:] - done[start:]])
+                    decoding = np.zeros(n, dtype=bool)
+                held = done + generated - folded
+        elif engine.chunked and n and not decoding.all():
+            budget = per_step - int(decoding.sum()) * per_decode
+            left = np.where(decoding, 0, target - done)
+            chunk = np.clip(budget - (np.cumsum(left) - left), 0, left)
+        if chunk is not None and not chunk.any():
+            chunk = None
+        if chunk is None:  # the cache must take every decode's new tokens: preempt the latest admitted until it does
+            while n > 1 and not fits(held[decoding] if not decoding.all() else held, per_decode):
+                n -= 1
+                victim = int(ids[n])
+                carried[victim] = int(generated[n])
+                waiting.appendleft(victim)
+                preemptions += 1
+                ids, target, done, generated, folded = state[:, :n]
+                held, decoding = held[:n], decoding[:n]
+        if chunk is None and decoding.all() and spec is None and n:
+            # decode-only steps: admission is blocked (or no request waits) until a sequence finishes or, with none
+            # waiting, the next request arrives; price those steps together
+            left = answers[ids] - generated
+            steps = int(left.min())
+            if steps > 1 and not fits(held, steps):
+                steps = 1
+            times = np.cumsum(engine.decode_s(held - 1, steps))
+            if next_arrival < count and not waiting:
+                steps = min(steps, int(np.searchsorted(times, arrival[next_arrival] - t)) + 1)
+            ends.append(t + times[:steps])
+            t += float(times[steps - 1])
+            logged.append((steps, n, n))
+            generated += steps
+            over = left <= steps
+        else:
+            chunk = np.zeros(n, dtype=np.int64) if chunk is None else chunk
+            new = np.where(decoding, per_decode, chunk)
+            tokens = int(new.sum())
+            if tokens == 0:  # nothing fits: wait for the next arrival
+                t = float(arrival[next_arrival]) if next_arrival < count else t
+                continue
+            # a decoding sequence feeds its last token, whose keys and values its cache does not hold yet
+            context = np.where(decoding, held - 1, done)
+            stepping = new > 0
+            t += float(engine.step_s(tokens, int(stepping.sum()), new[stepping], context[stepping]))
+            ends.append(np.array([t]))
+            logged.append((1, tokens, int(stepping.sum())))
+            done += chunk
+            complete = (chunk > 0) & (done >= target)
+            first[ids[complete & (generated == 0)]] = t
+            generated += complete  # the step that finishes a prompt samples a token
+            if decoding.any():
+                gained = decoding.astype(np.int64)
+                if spec is not None:
+                    accepted = (
+                        rng.geometric(1.0 - spec.acceptance, n) - 1
+                        if spec.acceptance < 1
+                        else np.full(n, spec.draft_tokens)
+                    )
+                    gained += decoding * np.minimum(accepted, spec.draft_tokens)
+                generated += gained
+            over = (generated >= answers[ids]) & (done >= target)
+        if over.any():
+            finish[ids[over]] = t
+            kept = state[:, :n][:, ~over]
+            n = kept.shape[1]
+            state[:, :n] = kept
+    counts = np.array(logged, dtype=np.int64).reshape(-1, 3)
+    return SimulatedServing(
+        arrival_s=arrival,
+        first_token_s=first,
+        finish_s=finish,
+        prompt_tokens=prompts,
+        output_tokens=answers,
+        step_end_s=np.concatenate(ends) if ends else np.zeros(0),
+        step_tokens=np.repeat(counts[:, 1], counts[:, 0]),
+        step_sequences=np.repeat(counts[:, 2], counts[:, 0]),
+        preemptions=preemptions,
+        n_chips=engine.count,
+    )

@@ -1,0 +1,168 @@
+"""Serving many users: a request-level simulation of iteration-level batching over a paged KV cache.
+
+Requests arrive (Poisson at ``arrival_rate_per_s``, all at once, or at given times) with their prompt and answer
+lengths. An engine runs one step after another (Yu et al., "Orca", OSDI 2022; Kwon et al., "vLLM", SOSP 2023):
+
+* **admission**: a waiting request joins the running batch, first come first served, while the batch holds fewer
+  than ``max_sequences`` and the KV cache has room for its prompt; the cache is the engine's share of the memory
+  the weights leave (``Efficiency.kv_fraction``), held in blocks of ``block_tokens`` per sequence and per layer
+  as much as the layer's window keeps;
+* **a step**: without ``chunked_prefill`` a step that admits prompts prefills them whole (up to
+  ``max_batch_tokens`` together) and decodes nothing, as vLLM's first scheduler did; with it every running
+  sequence decodes one token and the step's leftover budget of ``max_batch_tokens`` goes to prefill chunks
+  (Agrawal et al., "Sarathi-Serve", OSDI 2024);
+* **preemption**: when a decode needs a block and none is free, the latest admitted request gives its blocks back
+  and waits at the head of the queue to recompute its prompt and what it had generated;
+* **prefix caching**: the first ``prefix_tokens`` of every prompt are shared; a request finds them cached with
+  probability ``prefix_hit_rate`` and prefills only the rest (the shared blocks are stored once);
+* **speculative decoding** (``speculation``): each decode verifies k + 1 tokens and its drafter proposes k,
+  and a sequence gains 1 + the accepted draft tokens, drawn per step.
+
+Each step is priced by ``hwlib.serving.pricing`` (the forecast, or ``estimate="bound"`` for the best case) from
+the tokens and the sequences in it. The first token comes at the end of the step that finishes the prompt. A
+Python loop runs over steps, numpy over the sequences of a step. Chapter :ref:`ch-serving-many`.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from hwlib._checks import Number, as_real_array, non_negative, one_of, positive, whole_count
+from hwlib.data import clusters
+from hwlib.data.records import Chip, Cluster, ModelShape, require
+from hwlib.efficiency import Efficiency
+from hwlib.serving.engine import Engine, SimulatedServing, run
+from hwlib.serving.speculative import Speculation
+
+ESTIMATES = ("forecast", "bound")
+"""What prices a simulated step: the forecast (what engines reach) or the bound (every chip at its peak)."""
+
+
+def _lengths(name: str, value: Number, count: int) -> np.ndarray:
+    lengths = np.broadcast_to(np.asarray(positive(name, value, integral=True), dtype=np.int64), (count,))
+    return lengths.copy()
+
+
+def _arrivals(arrival_rate_per_s: float, arrivals_s: Number | None, count: int, rng: np.random.Generator):
+    if arrivals_s is not None:
+        times = np.asarray(as_real_array("arrivals_s", arrivals_s, minimum=0.0), dtype=float)
+        if times.shape != (count,) or (np.diff(times) < 0).any():
+            raise ValueError(f"arrivals_s must be n_requests={count} times in increasing order")
+        return times
+    rate = float(positive("arrival_rate_per_s", arrival_rate_per_s, allow_inf=True))
+    if np.isinf(rate):
+        return np.zeros(count)
+    return np.cumsum(rng.exponential(1.0 / rate, count))
+
+
+def simulate_serving(
+    model: ModelShape,
+    where: Chip | Cluster,
+    n_chips: int = 1,
+    *,
+    arrival_rate_per_s: float = np.inf,
+    prompt_len: Number = 1024,
+    output_len: Number = 256,
+    n_requests: int = 1000,
+    arrivals_s: Number | None = None,
+    weight_dtype: str = "bf16",
+    kv_dtype: str = "bf16",
+    activation_dtype: str = "bf16",
+    compute_dtype: str = "bf16",
+    max_batch_tokens: int = 8192,
+    max_sequences: int = 256,
+    chunked_prefill: bool = False,
+    block_tokens: int = 16,
+    prefix_tokens: int = 0,
+    prefix_hit_rate: float = 0.0,
+    speculation: Speculation | None = None,
+    prefill_chips: int | None = None,
+    expert_parallel: bool = False,
+    efficiency: Efficiency | None = None,
+    estimate: str = "forecast",
+    seed: int = 0,
+) -> SimulatedServing:
+    """Serve ``n_requests`` requests of ``model`` on ``n_chips`` tensor-parallel chips of ``where`` and return what
+    each request saw (see the module docstring for the engine). ``prompt_len`` and ``output_len`` are one length
+    or one per request (``hw.request_trace`` gives a public trace's); ``arrivals_s`` gives the arrival times
+    instead of Poisson arrivals. ``seed`` fixes the arrivals, the prefix hits and the accepted draft tokens.
+
+    ``prefill_chips`` splits the chips into a prefill pool of that many and a decode pool of the rest (Zhong et al.,
+    "DistServe", OSDI 2024; Patel et al., "Splitwise", ISCA 2024): the prefill pool runs prefill-only steps and
+    gives each request its first token; its KV cache then crosses to the decode pool over the cluster's fabric
+    (the node's links within a node, else the NICs, each chip of the smaller pool sending its share), and the
+    decode pool decodes the rest. Chapter :ref:`ch-serving-many`."""
+    model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
+    count = whole_count("n_requests", n_requests)
+    one_of("estimate", estimate, ESTIMATES)
+    for name, flag in (("chunked_prefill", chunked_prefill), ("expert_parallel", expert_parallel)):
+        if not isinstance(flag, bool):
+            raise TypeError(f"{name} must be True or False, got {flag!r}")
+    if speculation is not None and not isinstance(speculation, Speculation):
+        raise TypeError(f"speculation must be an hw.Speculation(...) or None, got {speculation!r}")
+    rng = np.random.default_rng(seed)
+    prompts, answers = _lengths("prompt_len", prompt_len, count), _lengths("output_len", output_len, count)
+    arrival = _arrivals(arrival_rate_per_s, arrivals_s, count, rng)
+    budget = whole_count("max_batch_tokens", max_batch_tokens)
+    if not chunked_prefill and prompts.max() > budget:
+        raise ValueError(f"a prompt of {prompts.max():,} tokens exceeds max_batch_tokens={budget:,} without chunking")
+    hit = float(np.asarray(as_real_array("prefix_hit_rate", prefix_hit_rate, minimum=0.0)))
+    if hit > 1:
+        raise ValueError(f"prefix_hit_rate must be in [0, 1], got {prefix_hit_rate!r}")
+    shared = np.minimum(int(non_negative("prefix_tokens", prefix_tokens, integral=True)), prompts - 1)
+    cached = np.where(rng.random(count) < hit, shared, 0)
+    dtypes = dict(
+        weight_dtype=weight_dtype, kv_dtype=kv_dtype, activation_dtype=activation_dtype, compute_dtype=compute_dtype
+    )
+    options = dict(expert_parallel=expert_parallel, efficiency=efficiency, estimate=estimate)
+    chips = whole_count("n_chips", n_chips)
+    limits = (whole_count("max_sequences", max_sequences), whole_count("block_tokens", block_tokens))
+
+    def engine(size: int, chunked: bool, spec: Speculation | None) -> Engine:
+        return Engine(model, where, size, dtypes, options, budget, *limits, chunked, spec)
+
+    if prefill_chips is None:
+        return run(engine(chips, chunked_prefill, speculation), arrival, prompts, answers, cached, rng)
+    prefill = whole_count("prefill_chips", prefill_chips)
+    if prefill >= chips:
+        raise ValueError(f"prefill_chips={prefill} must leave decode chips out of n_chips={chips}")
+    first = run(engine(prefill, False, None), arrival, prompts, np.ones(count, dtype=np.int64), cached, rng)
+    moved = model.kv_bytes(prompts, kv_dtype)
+    transfer = _transfer_s(where, chips, min(prefill, chips - prefill), moved)
+    ready = first.first_token_s + transfer
+    order = np.argsort(ready, kind="stable")
+    then = run(
+        engine(chips - prefill, False, speculation),
+        ready[order],
+        prompts[order],
+        answers[order],
+        cached[order],
+        rng,
+        prefilled=True,
+    )
+    back = np.argsort(order)
+    return SimulatedServing(
+        arrival_s=arrival,
+        first_token_s=first.first_token_s,
+        finish_s=np.where(answers > 1, then.finish_s[back], first.first_token_s),
+        prompt_tokens=prompts,
+        output_tokens=answers,
+        step_end_s=np.concatenate([first.step_end_s, then.step_end_s]),
+        step_tokens=np.concatenate([first.step_tokens, then.step_tokens]),
+        step_sequences=np.concatenate([first.step_sequences, then.step_sequences]),
+        preemptions=first.preemptions + then.preemptions,
+        n_chips=chips,
+        kv_transfer_s=transfer,
+    )
+
+
+def _transfer_s(where: Chip | Cluster, n_chips: int, senders: int, n_bytes: np.ndarray) -> np.ndarray:
+    """Seconds to move each request's KV cache from the prefill pool to the decode pool: ``senders`` chips each
+    sending its share over the node's links (both pools within one node) or over its NIC."""
+    found = (where,) if isinstance(where, Cluster) else clusters(chip=where)
+    if not found:
+        raise ValueError("prefill_chips needs a cluster to move the KV cache over; give a hw.cluster(...)")
+    cluster = found[0]
+    inside = cluster.network is None or (cluster.node_size is not None and n_chips <= cluster.node_size)
+    link = cluster.node_fabric if inside else cluster.network
+    return link.latency_s + np.asarray(n_bytes, dtype=float) / (senders * link.bytes_per_s)

@@ -1,0 +1,190 @@
+"""Serving many users: the simulation against one step at a time, its limits (low load, saturation), its
+options (chunked prefill, prefix caching, speculative decoding, disaggregated pools), the public trace, and bad
+input."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import hwlib as hw
+from hwlib.data.request_traces import TRACE_FILE
+
+LLAMA8, H100 = hw.model("llama-3-8b"), hw.chip("h100-sxm")
+LLAMA70, NODE = hw.model("llama-3-70b"), hw.cluster("hgx-h100-ndr")
+
+
+def test_one_request_alone_sees_one_prefill_then_its_decodes():
+    for estimate, field in (("forecast", "forecast_time_s"), ("bound", "time_s")):
+        alone = hw.simulate_serving(LLAMA8, H100, n_requests=1, prompt_len=1000, output_len=5, estimate=estimate)
+        prefill = getattr(hw.inference_step(LLAMA8, H100, 1, 0, 1000), field)
+        decodes = [getattr(hw.inference_step(LLAMA8, H100, 1, 1000 + i, 1), field) for i in range(4)]
+        assert alone.ttft_s[0] == pytest.approx(prefill, rel=1e-12)
+        assert alone.latency_s[0] == pytest.approx(prefill + sum(decodes), rel=1e-12)
+        assert alone.tpot_s[0] == pytest.approx(sum(decodes) / 4, rel=1e-12)
+        assert len(alone.step_end_s) == 5 and list(alone.step_tokens) == [1000, 1, 1, 1, 1]
+
+
+def test_a_uniform_batch_decodes_at_inference_steps_price():
+    burst = hw.simulate_serving(LLAMA70, NODE, 8, n_requests=32, prompt_len=512, output_len=3, max_batch_tokens=16384)
+    prefill = hw.inference_step(LLAMA70, NODE, 32, 0, 512, 8).forecast_time_s
+    decode = hw.inference_step(LLAMA70, NODE, 32, 512, 1, 8).forecast_time_s
+    np.testing.assert_allclose(burst.ttft_s, prefill, rtol=1e-12)
+    assert burst.step_end_s[1] - burst.step_end_s[0] == pytest.approx(decode, rel=1e-12)
+
+
+def test_at_low_load_the_first_token_takes_one_prefill():
+    quiet = hw.simulate_serving(LLAMA8, H100, n_requests=200, arrival_rate_per_s=0.05, prompt_len=2048, output_len=64)
+    prefill = hw.inference_step(LLAMA8, H100, 1, 0, 2048).forecast_time_s
+    assert np.median(quiet.ttft_s) == pytest.approx(prefill, rel=0.01)
+    assert quiet.percentile("ttft", 99) < 1.2 * prefill
+
+
+def test_at_saturation_throughput_stays_under_its_bound():
+    burst = hw.simulate_serving(LLAMA8, H100, n_requests=2000, prompt_len=512, output_len=256, estimate="bound")
+    bound = hw.throughput_bound(LLAMA8, H100, 512, 256)
+    assert burst.output_tokens_per_s <= bound.tokens_per_s
+    forecast = hw.simulate_serving(LLAMA8, H100, n_requests=2000, prompt_len=512, output_len=256)
+    assert forecast.output_tokens_per_s < burst.output_tokens_per_s
+    assert burst.step_sequences.max() == 256  # max_sequences holds the batch
+
+
+@settings(max_examples=8, deadline=None)
+@given(low=st.floats(1.0, 30.0), factor=st.floats(1.05, 3.0), chunked=st.booleans())
+def test_more_load_never_lowers_the_p99_time_to_first_token(low, factor, chunked):
+    p99 = [
+        hw.simulate_serving(
+            LLAMA8,
+            H100,
+            n_requests=300,
+            arrival_rate_per_s=rate,
+            prompt_len=1024,
+            output_len=64,
+            chunked_prefill=chunked,
+            seed=7,
+        ).percentile("ttft", 99)
+        for rate in (low, low * factor)
+    ]
+    assert p99[1] >= p99[0] * (1 - 1e-9)
+
+
+def test_chunked_prefill_trades_first_tokens_for_steadier_decoding():
+    options = dict(n_requests=600, arrival_rate_per_s=25, prompt_len=2048, output_len=128, seed=1)
+    whole = hw.simulate_serving(LLAMA8, H100, **options)
+    chunked = hw.simulate_serving(LLAMA8, H100, chunked_prefill=True, max_batch_tokens=512, **options)
+    assert chunked.percentile("tpot", 99) < whole.percentile("tpot", 99)
+    assert chunked.percentile("ttft", 50) > whole.percentile("ttft", 50)
+    assert chunked.step_tokens.max() <= 512
+
+
+def test_a_cached_prefix_shortens_the_prefill():
+    options = dict(n_requests=50, arrival_rate_per_s=0.1, prompt_len=4096, output_len=8)
+    cold = hw.simulate_serving(LLAMA8, H100, **options)
+    warm = hw.simulate_serving(LLAMA8, H100, prefix_tokens=3584, prefix_hit_rate=1.0, **options)
+    rest = hw.inference_step(LLAMA8, H100, 1, 3584, 512).forecast_time_s
+    assert np.median(warm.ttft_s) == pytest.approx(rest, rel=1e-9)
+    assert np.median(warm.ttft_s) < np.median(cold.ttft_s)
+
+
+def test_speculative_tokens_per_step_is_leviathans_expectation():
+    np.testing.assert_allclose(hw.speculative_tokens_per_step(np.array([0.0, 0.5, 1.0]), 4), [1.0, 1.9375, 5.0])
+    assert hw.speculative_tokens_per_step(0.7, 3) == pytest.approx((1 - 0.7**4) / 0.3)
+    assert hw.Speculation(3, 0.7).tokens_per_step == pytest.approx((1 - 0.7**4) / 0.3)
+
+
+def test_speculation_wins_when_memory_bound_and_loses_when_compute_bound():
+    draft = hw.model("qwen2.5-1.5b")
+    spec = hw.Speculation(draft_tokens=4, acceptance=0.8, draft=draft)
+    for batch, wins in ((1, True), (512, False)):
+        plain = hw.inference_step(LLAMA8, H100, batch, 1024)
+        guessed = hw.inference_step(LLAMA8, H100, batch, 1024, speculation=spec)
+        assert guessed.tokens == pytest.approx(batch * spec.tokens_per_step)
+        per_token = guessed.forecast_time_s / spec.tokens_per_step
+        assert (per_token < plain.forecast_time_s) is wins, batch
+    verify = hw.inference_step(LLAMA8, H100, 1, 1024, 5)
+    drafts = sum(hw.inference_step(draft, H100, 1, 1024 + i).forecast_time_s for i in range(4))
+    guessed = hw.inference_step(LLAMA8, H100, 1, 1024, speculation=spec)
+    assert guessed.forecast_time_s == pytest.approx(verify.forecast_time_s + drafts, rel=1e-9)
+    ds = hw.model("deepseek-v3")
+    mtp = hw.Speculation(1, 0.85).drafter(ds)
+    assert mtp.n_layers == 1 and mtp.moe_layers == (True,) and mtp.mtp_layers == 0
+
+
+def test_speculation_in_the_simulation_shortens_decoding_at_low_load():
+    spec = hw.Speculation(draft_tokens=4, acceptance=0.8, draft=hw.model("qwen2.5-1.5b"))
+    options = dict(n_requests=100, arrival_rate_per_s=0.5, prompt_len=512, output_len=256, seed=2)
+    plain = hw.simulate_serving(LLAMA8, H100, **options)
+    fast = hw.simulate_serving(LLAMA8, H100, speculation=spec, **options)
+    assert fast.percentile("tpot", 50) < plain.percentile("tpot", 50)
+    assert fast.step_tokens.mean() > plain.step_tokens.mean()
+
+
+def test_disaggregated_pools_move_the_cache_between_them():
+    options = dict(n_requests=200, arrival_rate_per_s=5, prompt_len=2048, output_len=64, weight_dtype="fp8")
+    split = hw.simulate_serving(LLAMA70, NODE, 8, prefill_chips=4, **options)
+    moved = LLAMA70.kv_bytes(2048)
+    link = NODE.node_fabric
+    np.testing.assert_allclose(split.kv_transfer_s, link.latency_s + moved / (4 * link.bytes_per_s))
+    prefill = hw.inference_step(LLAMA70, NODE, 1, 0, 2048, 4, "fp8").forecast_time_s
+    assert split.percentile("ttft", 1) == pytest.approx(prefill, rel=1e-9)
+    assert (split.finish_s >= split.first_token_s + split.kv_transfer_s).all()
+    assert split.goodput_per_s(2.0, 0.1) <= split.requests_per_s
+    with pytest.raises(ValueError, match="prefill_chips=8 must leave decode chips"):
+        hw.simulate_serving(LLAMA70, NODE, 8, prefill_chips=8, **options)
+
+
+def test_the_public_trace_and_its_lengths():
+    conv, code = hw.request_trace("azure-conv-2023"), hw.request_trace("azure-code-2023")
+    assert len(conv.arrival_s) == 1718 and len(code.arrival_s) == 879
+    assert (np.diff(conv.arrival_s) >= 0).all() and conv.arrival_s[0] == 0
+    assert np.median(conv.prompt_tokens) == 1000 and np.median(code.output_tokens) == 13
+    assert len(hw.request_trace("azure-conv-2023", segment=2).arrival_s) == 433
+    prompts, outputs = conv.sample(10, seed=1)
+    assert prompts.shape == outputs.shape == (10,) and set(prompts) <= set(conv.prompt_tokens)
+    assert TRACE_FILE.exists()
+    replay = hw.simulate_serving(
+        LLAMA8,
+        H100,
+        n_requests=200,
+        arrivals_s=conv.arrival_s[:200],
+        prompt_len=conv.prompt_tokens[:200],
+        output_len=conv.output_tokens[:200],
+    )
+    assert (replay.output_tokens == conv.output_tokens[:200]).all() and np.isfinite(replay.finish_s).all()
+
+
+def test_a_full_cache_preempts_and_every_request_still_finishes():
+    burst = hw.simulate_serving(LLAMA8, H100, n_requests=300, prompt_len=2048, output_len=2048, max_sequences=512)
+    assert burst.preemptions > 0 and np.isfinite(burst.finish_s).all()
+    assert (burst.finish_s > burst.first_token_s).all()
+
+
+@pytest.mark.parametrize(
+    ("options", "error", "words"),
+    [
+        (dict(n_requests=0), ValueError, "n_requests"),
+        (dict(estimate="median"), ValueError, "estimate must be one of"),
+        (dict(n_requests=3, arrivals_s=[0.0, 2.0, 1.0]), ValueError, "arrivals_s must be n_requests=3 times"),
+        (dict(prefix_hit_rate=2.0), ValueError, "prefix_hit_rate must be in \\[0, 1\\]"),
+        (dict(prompt_len=10000), ValueError, "exceeds max_batch_tokens=8,192 without chunking"),
+        (dict(speculation=(4, 0.8)), TypeError, "speculation must be an hw.Speculation"),
+        (dict(chunked_prefill="yes"), TypeError, "chunked_prefill must be True or False"),
+        (dict(arrival_rate_per_s=-1.0), ValueError, "arrival_rate_per_s"),
+    ],
+)
+def test_bad_input_is_named(options, error, words):
+    with pytest.raises(error, match=words):
+        hw.simulate_serving(LLAMA8, H100, **{"n_requests": 10, **options})
+
+
+def test_bad_speculation_and_traces_are_named():
+    with pytest.raises(ValueError, match="acceptance must be a probability"):
+        hw.Speculation(4, 1.5)
+    with pytest.raises(ValueError, match="draft_tokens"):
+        hw.Speculation(0, 0.5)
+    with pytest.raises(ValueError, match="draft='mtp' needs a model with multi-token-prediction layers"):
+        hw.inference_step(LLAMA8, H100, 1, 128, speculation=hw.Speculation(2, 0.5))
+    with pytest.raises(ValueError, match="name must be one of"):
+        hw.request_trace("sharegpt")
+    with pytest.raises(ValueError, match="segment must be one of"):
+        hw.request_trace("azure-code-2023", segment=3)
