@@ -127,11 +127,11 @@ def tile_quantization(
     return useful * waves / np.ceil(waves)
 
 
-def layer_quantization(chip: Chip, table: object, tokens: Number, tp: int) -> np.ndarray:
+def layer_quantization(chip: Chip, table: object, tokens: Number, tp: int, expert_parallel: bool = False) -> np.ndarray:
     """Useful share of one layer's matmul work for ``tokens`` tokens on one of ``tp`` chips: the FLOP-weighted
     ``tile_quantization`` of its four matmuls (``TransformerTable.layer_matmuls``) with the chip's tile."""
     record = kernel_record(chip)
-    rows, columns, shares, groups = table.layer_matmuls(tokens, tp)
+    rows, columns, shares, groups = table.layer_matmuls(tokens, tp, expert_parallel)
     useful = tile_quantization(rows, columns, record.tile, int(record.parallel_tiles.value), groups)
     return 1.0 / np.sum(shares / useful, axis=-1)
 

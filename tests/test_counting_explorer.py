@@ -138,6 +138,9 @@ def test_param_shares_stack_to_one_hundred_per_cent():
     assert widths[0, 1] == pytest.approx(embedding)
     assert widths[PARAM_PARTS.index("LM head"), 0] == 0.0  # Qwen2.5 1.5B ties its head to the embedding
     assert sum(param_parts(MIXTRAL).values()) == MIXTRAL.params()
+    for name in ("DeepSeek-V3", "Llama 4 Maverick"):  # shared experts and a vision tower are counted too
+        record = hw.model(name)
+        assert sum(param_parts(record).values()) == pytest.approx(record.params(), rel=1e-12)
     assert [text.get_text() for text in ax.get_legend().get_texts()] == list(PARAM_PARTS)
     assert "%" in ax.get_xlabel()
     plt.close("all")

@@ -360,6 +360,9 @@ def test_explorers_import_only_what_viz_may():
         "hwlib.serving.step",
         "hwlib.serving.plan",
         "hwlib.serving.throughput",
+        "hwlib.serving.simulate",
+        "hwlib.serving.speculative",
+        "hwlib.serving.engine",
         "hwlib.training.mesh",
         "hwlib.energy",
         "hwlib.layer_model",
@@ -368,6 +371,7 @@ def test_explorers_import_only_what_viz_may():
         "hwlib.training.zero",
         "hwlib.collectives",
         "hwlib.viz.style",
+        "hwlib.viz.model_figures",
         "hwlib.viz.explorers",
     )
     package = pathlib.Path(hw.__file__).parent / "viz" / "explorers"

@@ -315,3 +315,8 @@ def test_an_moe_layer_runs_its_experts_as_one_grouped_gemm():
     rows, columns, shares, groups = hw.model("deepseek-v3").table().layer_matmuls(64, 8)
     touched = hw.model("deepseek-v3").table().experts_touched(64)
     assert groups[2] == groups[3] == pytest.approx(touched) and rows[2] == pytest.approx(64 * 8 / touched)
+    assert columns[2] == 2 * 2048 / 8 and shares.sum() == pytest.approx(1.0)
+    rows_ep, columns_ep, shares_ep, groups_ep = hw.model("deepseek-v3").table().layer_matmuls(64, 8, True)
+    assert columns_ep[2] == 2 * 2048 and columns_ep[0] == columns[0]  # whole experts; attention still split
+    assert groups_ep[2] == pytest.approx(touched / 8) and rows_ep[2] == rows[2]
+    assert shares_ep.sum() == pytest.approx(1.0)

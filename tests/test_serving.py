@@ -68,6 +68,10 @@ def test_max_batch_and_the_serving_curve():
     curve = hw.serving_curve(LLAMA70, H100, 4096, [1, 8, 64, largest, largest + 1], n_chips=8)
     assert list(curve.fits) == [True, True, True, True, False]
     assert np.all(np.diff(curve.time_per_token_s) > 0) and np.all(np.diff(curve.tokens_per_s) > 0)
+    ds = hw.model("deepseek-v3")  # a latent cache is copied on every chip unless split by sequence
+    heads = hw.max_batch(ds, H100, 8192, n_chips=16, weight_dtype="fp8", kv_dtype="fp8")
+    batch = hw.max_batch(ds, H100, 8192, n_chips=16, weight_dtype="fp8", kv_dtype="fp8", kv_layout="batch")
+    assert heads == batch // 16 and heads > 0
 
 
 def test_bad_input():

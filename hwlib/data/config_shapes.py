@@ -41,7 +41,8 @@ def _shapes() -> tuple[ModelShape, ...]:
             671e9,
             "| DeepSeek-V3 | 671B | 37B | 128K |",
             "deepseek-ai/DeepSeek-V3, README.md (#Total Params, #Activated Params), as mirrored",
-            "The main model; the 14B of the multi-token-prediction module are counted apart (mtp_params). "
+            "The main model; the multi-token-prediction module is counted apart (mtp_params: 11.6B of its own; the "
+            "card's 14B adds the embedding and head it shares with the main model). "
             "README_WEIGHTS.md: 'Activation parameters: 36.6B (including 0.9B for the output Head)'.",
         ),
         _read(

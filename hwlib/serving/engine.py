@@ -87,14 +87,14 @@ class SimulatedServing:
         return float(self.within(ttft_s, tpot_s).sum() / self.duration_s)
 
 
-class Engine:
-    """One engine's scheduler state and step prices (see the module docstring)."""
+class Priced:
+    """One model's steps on the engine's chips, priced in O(1) from tables over the step's tokens
+    (``StepPricer.step_tables``) and the attention of its sequences (closed forms where the model has no windows
+    and no latent attention). ``forecast``: price at the forecast, else at the bound."""
 
-    def __init__(self, model, where, n_chips, dtypes, options, budget, max_sequences, block_tokens, chunked, spec):
-        self.model = model
-        chip, topology = serving_place(where, model, n_chips)
-        self.table = model.table()
-        pricer = StepPricer(
+    def __init__(self, model, chip, topology, n_chips, dtypes, options, max_tokens: int) -> None:
+        self.model, self.table, self.count = model, model.table(), n_chips
+        self.pricer = StepPricer(
             model,
             chip,
             topology,
@@ -105,48 +105,25 @@ class Engine:
             expert_parallel=options["expert_parallel"],
             efficiency=options["efficiency"],
         )
-        self.spec = spec
-        per_decode = spec.draft_tokens + 1 if spec else 1
-        self.tables = pricer.step_tables(max(budget, max_sequences * per_decode))
-        self.pricer, self.forecast = pricer, options["estimate"] == "forecast"
+        self.tables = self.pricer.step_tables(max_tokens)
+        self.forecast = options["estimate"] == "forecast"
         self.kv_dtype, self.copies = dtypes["kv_dtype"], kv_copies(model, n_chips)
-        eff = pricer.eff
+        eff = self.pricer.eff
         self.attention_rate = chip.peak("bf16") * eff.attention
         self.bandwidth, self.forecast_bandwidth = chip.hbm_bytes_per_s, chip.hbm_bytes_per_s * eff.hbm
-        self.count, self.peak = n_chips, pricer.peak
-        self.budget, self.max_sequences, self.block, self.chunked = budget, max_sequences, block_tokens, chunked
-        free = float(usable_bytes(chip, 1.0, n_chips)) - model.weight_bytes(dtypes["weight_dtype"])
-        self.room = resolve(chip, dtypes["compute_dtype"], options["efficiency"]).kv_fraction * free
-        if self.room <= 0:
-            raise ValueError(f"{model.name}'s weights do not fit on {n_chips} x {chip.label}")
+        self.peak = self.pricer.peak
         plain = not model.windows and model.mla is None and model.causal
         self.kv_per_token = model.kv_bytes_per_token(self.kv_dtype) * self.copies if not model.windows else None
         self.score_flops = 4.0 * self.table.n_layers * self.table.q_width if plain else None
         self.layer_overhead_s = model.n_layers * eff.layer_overhead_s
         self.sequence_overhead_s = eff.sequence_overhead_s
-        self.drafter = None
-        if spec is not None:
-            drafter = spec.drafter(model)
-            self.drafter = (
-                drafter,
-                StepPricer(
-                    drafter,
-                    chip,
-                    topology,
-                    n_chips,
-                    dtypes["weight_dtype"],
-                    dtypes["activation_dtype"],
-                    dtypes["compute_dtype"],
-                    efficiency=options["efficiency"],
-                ),
-            )
 
-    def held_bytes(self, tokens: np.ndarray) -> np.ndarray:
-        """KV bytes each of sequences of ``tokens`` tokens holds, in whole blocks."""
-        blocks = -(-np.asarray(tokens) // self.block) * self.block
-        if self.kv_per_token is not None:
-            return blocks * self.kv_per_token
-        return np.asarray(self.table.kv_bytes(blocks, self.kv_dtype)) * self.copies
+    def table_for(self, tokens: int) -> dict:
+        """The step tables, grown to hold a step of ``tokens`` new tokens (a preempted request recomputing more
+        than a step's budget)."""
+        if tokens >= len(self.tables["forecast_s"]):
+            self.tables = self.pricer.step_tables(2 * tokens)
+        return self.tables
 
     def attention(self, new: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """FLOPs and bytes of the attention of sequences with ``new`` tokens after ``context`` each, summed over
@@ -158,56 +135,75 @@ class Engine:
         flops = np.sum(table.attention_flops(new, context), axis=-1)
         return flops, np.sum(table.kv_bytes(context + new, self.kv_dtype), axis=-1) * self.copies
 
-    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> np.ndarray:
-        """Seconds of steps of ``tokens`` new tokens over ``sequences`` sequences, each with its ``new`` tokens
-        after its ``context`` (the last axis runs over the sequences; a leading one over consecutive steps)."""
-        tab, count = self.tables, self.count
-        attention_flops, attention_bytes = self.attention(new, context)
+    def seconds(self, tokens: int, sequences: int, attention_flops, attention_bytes) -> np.ndarray:
+        """Seconds of steps of ``tokens`` new tokens over ``sequences`` sequences with this attention."""
+        tab, count = self.table_for(tokens), self.count
         if self.forecast:
             attention = np.maximum(
                 attention_flops / count / self.attention_rate, attention_bytes / count / self.forecast_bandwidth
             )
             seconds = tab["forecast_s"][tokens] + attention + tab["comm_forecast_s"][tokens]
-            seconds = seconds + self.layer_overhead_s + sequences * self.sequence_overhead_s
-        else:
-            compute = (tab["flops"][tokens] + attention_flops) / count / self.peak
-            memory = (tab["bytes"][tokens] + attention_bytes) / count / self.bandwidth
-            seconds = np.maximum(compute, memory) + tab["comm_s"][tokens]
-        if self.drafter is not None:
-            seconds = seconds + self._draft_s(context[new > 1])
-        return seconds
+            return seconds + self.layer_overhead_s + sequences * self.sequence_overhead_s
+        compute = (tab["flops"][tokens] + attention_flops) / count / self.peak
+        memory = (tab["bytes"][tokens] + attention_bytes) / count / self.bandwidth
+        return np.maximum(compute, memory) + tab["comm_s"][tokens]
+
+    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> np.ndarray:
+        """Seconds of steps whose sequences each take ``new`` tokens after ``context`` (the last axis runs over the
+        sequences; a leading one over consecutive steps)."""
+        return self.seconds(tokens, sequences, *self.attention(new, context))
 
     def decode_s(self, context: np.ndarray, steps: int) -> np.ndarray:
         """Seconds of ``steps`` consecutive decode steps of one token per sequence, the first at ``context``."""
         b = context.size
-        if self.score_flops is None or self.drafter is not None:
+        if self.score_flops is None:
             return np.atleast_1d(self.step_s(b, b, np.ones(b), context + np.arange(steps)[:, None]))
         reads = float(context.sum()) + b * (np.arange(steps) + 1.0)  # tokens whose keys and values each step reads
-        flops, moved = self.score_flops * reads, self.kv_per_token * reads
-        tab, count = self.tables, self.count
-        if self.forecast:
-            attention = np.maximum(flops / count / self.attention_rate, moved / count / self.forecast_bandwidth)
-            fixed = tab["forecast_s"][b] + tab["comm_forecast_s"][b] + self.layer_overhead_s
-            return fixed + b * self.sequence_overhead_s + attention
-        compute = (tab["flops"][b] + flops) / count / self.peak
-        return np.maximum(compute, (tab["bytes"][b] + moved) / count / self.bandwidth) + tab["comm_s"][b]
+        return np.atleast_1d(self.seconds(b, b, self.score_flops * reads, self.kv_per_token * reads))
 
-    def _draft_s(self, context: np.ndarray) -> float:
-        """The drafter's k single-token steps over the decoding sequences."""
-        if not len(context):
-            return 0.0
-        drafter, pricer = self.drafter
-        table, b = drafter.table(), float(len(context))
-        total = 0.0
-        for extra in range(self.spec.draft_tokens):
-            priced = pricer.price(
-                b,
-                b,
-                np.sum(table.attention_flops(1, context + extra)),
-                np.sum(table.kv_bytes(context + extra + 1, self.kv_dtype)),
-            )
-            total += float(priced["forecast_s"] if self.forecast else priced["lower_s"])
-        return total
+
+class Engine:
+    """One engine: the model's prices (``Priced``) and its drafter's, its cache room and its scheduler's
+    limits."""
+
+    def __init__(self, model, where, n_chips, dtypes, options, budget, max_sequences, block_tokens, chunked, spec):
+        self.model, self.spec = model, spec
+        chip, topology = serving_place(where, model, n_chips)
+        per_decode = spec.draft_tokens + 1 if spec else 1
+        self.target = Priced(model, chip, topology, n_chips, dtypes, options, max(budget, max_sequences * per_decode))
+        self.drafter = None
+        if spec is not None:
+            drafting = {**options, "expert_parallel": False}
+            self.drafter = Priced(spec.drafter(model), chip, topology, n_chips, dtypes, drafting, max_sequences)
+        self.count, self.table = n_chips, self.target.table
+        self.kv_per_token = self.target.kv_per_token
+        self.budget, self.max_sequences, self.block, self.chunked = budget, max_sequences, block_tokens, chunked
+        free = float(usable_bytes(chip, 1.0, n_chips)) - model.weight_bytes(dtypes["weight_dtype"])
+        self.room = resolve(chip, dtypes["compute_dtype"], options["efficiency"]).kv_fraction * free
+        if self.room <= 0:
+            raise ValueError(f"{model.name}'s weights do not fit on {n_chips} x {chip.label}")
+
+    def held_bytes(self, tokens: np.ndarray) -> np.ndarray:
+        """KV bytes each of sequences of ``tokens`` tokens holds, in whole blocks."""
+        blocks = -(-np.asarray(tokens) // self.block) * self.block
+        if self.kv_per_token is not None:
+            return blocks * self.kv_per_token
+        return np.asarray(self.table.kv_bytes(blocks, self.target.kv_dtype)) * self.target.copies
+
+    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> float:
+        """Seconds of one step whose sequences each take ``new`` tokens after ``context``, with the drafter's k
+        single-token steps over the sequences that verify drafts."""
+        seconds = float(self.target.step_s(tokens, sequences, new, context))
+        if self.drafter is not None:
+            drafting = context[new > 1]
+            if drafting.size:
+                ahead = np.arange(self.spec.draft_tokens)[:, None]
+                seconds += float(np.sum(self.drafter.step_s(drafting.size, drafting.size, 1.0, drafting + ahead)))
+        return seconds
+
+    def decode_s(self, context: np.ndarray, steps: int) -> np.ndarray:
+        """Seconds of ``steps`` consecutive decode steps of the model alone, the first at ``context``."""
+        return self.target.decode_s(context, steps)
 
 
 def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool = False) -> SimulatedServing:
@@ -269,7 +265,10 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
                 i = waiting[0]
                 need = 0 if prefilled and i not in carried else int(prompts[i] + carried.get(i, 0) - cached[i])
                 grow = float(held_bytes(np.array([prompts[i] + carried.get(i, 0) + 1]))[0])
-                if (need > budget and not engine.chunked) or used + grow > room:
+                # without chunking a step takes whole prompts up to its budget, and any one prompt alone (a
+                # preempted request recomputes its prompt and what it generated, which may exceed the budget)
+                too_long = need > budget and not engine.chunked and n > start
+                if too_long or used + grow > room:
                     break
                 waiting.popleft()
                 n = admit(i, n)
@@ -285,9 +284,11 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
                     fresh = np.clip(room_left - (np.cumsum(fresh) - fresh), 0, fresh)
                     chunk = np.concatenate([chunk if chunk is not None else np.zeros(start, dtype=np.int64), fresh])
                     decoding = np.concatenate([decoding, np.zeros(n - start, dtype=bool)])
-                else:  # prefill-first: this step prefills the admitted prompts whole and decodes nothing
+                elif (target[start:] > done[start:]).any():  # prefill-first: prefill the prompts, decode nothing
                     chunk = np.concatenate([np.zeros(start, dtype=np.int64), target[start:] - done[start:]])
                     decoding = np.zeros(n, dtype=bool)
+                else:  # prefilled requests (a decode pool's) join the decoding ones
+                    decoding = done >= target
                 held = done + generated - folded
         elif engine.chunked and n and not decoding.all():
             budget = per_step - int(decoding.sum()) * per_decode
@@ -324,7 +325,9 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
             new = np.where(decoding, per_decode, chunk)
             tokens = int(new.sum())
             if tokens == 0:  # nothing fits: wait for the next arrival
-                t = float(arrival[next_arrival]) if next_arrival < count else t
+                if next_arrival >= count:
+                    raise RuntimeError("the engine can take no waiting request and runs none")
+                t = float(arrival[next_arrival])
                 continue
             # a decoding sequence feeds its last token, whose keys and values its cache does not hold yet
             context = np.where(decoding, held - 1, done)

@@ -56,7 +56,8 @@ class StepPricer:
         self.compute_dtype = compute_dtype
         self.peak = chip.peak(compute_dtype)
         self.eff = resolve(chip, compute_dtype, efficiency, n_chips)
-        routed = self.table.n_moe_layers if expert_parallel and topology is not None else 0
+        self.expert_parallel = expert_parallel and topology is not None
+        routed = self.table.n_moe_layers if self.expert_parallel else 0
         self.allreduces = TP_ALLREDUCES_PER_LAYER * self.table.n_layers - routed if topology is not None else 0
         self.alltoalls = EP_ALL_TO_ALLS_PER_LAYER * routed
 
@@ -88,8 +89,8 @@ class StepPricer:
         return ((self.allreduces, per_allreduce), (self.alltoalls, per_alltoall))
 
     def comm_s(self, collectives: tuple) -> tuple[np.ndarray, np.ndarray]:
-        """Seconds of the step's collectives: at the bound, and at the achieved share (never below the smallest
-        all-reduce measured)."""
+        """Seconds of the step's collectives: at the bound, and at the achieved share, each never below the
+        smallest all-reduce measured (no small all-to-all measurement was found; one hop's latency bounds both)."""
         eff = self.eff
         bound = sum(n * seconds for n, seconds in collectives)
         forecast = sum(
@@ -102,7 +103,9 @@ class StepPricer:
         fraction of the compute dtype's peak, attention at the bf16 peak's, bytes at the achieved bandwidth)."""
         eff, chip, count = self.eff, self.chip, self.count
         if part == "weights":
-            quantized = layer_quantization(chip, self.table, tokens, count) if eff.quantization else 1.0
+            quantized = (
+                layer_quantization(chip, self.table, tokens, count, self.expert_parallel) if eff.quantization else 1.0
+            )
             rate = self.peak * eff.matmul * quantized
         elif part == "attention":
             rate = chip.peak(assumptions.ATTENTION_DTYPE) * eff.attention

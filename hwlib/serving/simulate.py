@@ -166,3 +166,18 @@ def _transfer_s(where: Chip | Cluster, n_chips: int, senders: int, n_bytes: np.n
     inside = cluster.network is None or (cluster.node_size is not None and n_chips <= cluster.node_size)
     link = cluster.node_fabric if inside else cluster.network
     return link.latency_s + np.asarray(n_bytes, dtype=float) / (senders * link.bytes_per_s)
+
+
+def queue_wait_s(arrival_rate_per_s: Number, service_s: Number, service_cv: Number = 0.0) -> Number:
+    """Mean time a request waits for one server busy with others (s): Pollaczek-Khinchine's M/G/1 formula,
+    W = S rho (1 + c^2) / (2 (1 - rho)) with the load rho = lambda S < 1 (inf at or past 1); ``service_cv`` c is
+    the service time's coefficient of variation (0: every request the same, 1: exponential). Vectorised.
+    Chapter :ref:`ch-serving-many`."""
+    rate = np.asarray(positive("arrival_rate_per_s", arrival_rate_per_s), dtype=float)
+    service = np.asarray(positive("service_s", service_s), dtype=float)
+    spread = np.asarray(as_real_array("service_cv", service_cv, minimum=0.0), dtype=float)
+    load = rate * service
+    safe = np.where(load < 1, load, 0.5)
+    wait = service * safe * (1 + spread**2) / (2 * (1 - safe))
+    result = np.where(load < 1, wait, np.inf)
+    return float(result) if result.ndim == 0 else result

@@ -372,17 +372,19 @@ def max_batch(
     weight_dtype: str = "bf16",
     kv_dtype: str = "bf16",
     usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
+    kv_layout: str = "heads",
 ) -> Number:
     """The largest batch of sequences of ``context_len`` tokens whose KV cache fits beside the weights (0: none).
 
-    On ``n_chips`` chips' usable HBM (the chip's ``capacity_bytes``), the cache replicated as ``kv_copies``
-    says. Chapter :ref:`ch-serving`.
+    On ``n_chips`` chips' usable HBM (the chip's ``capacity_bytes``), the cache replicated as ``kv_copies`` says
+    for ``kv_layout`` (by "heads": a latent cache or fewer KV heads than chips is copied; by "batch": never).
+    Chapter :ref:`ch-serving`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_chips", n_chips)
     chip, _ = serving_place(chip, model, count)
     context = positive("context_len", context_len, integral=True)
     room = tokens_that_fit(chip, model.weight_bytes(weight_dtype), 1.0, usable_fraction, count)
-    per_sequence = np.asarray(model.kv_bytes(context, kv_dtype)) * kv_copies(model, count)
+    per_sequence = np.asarray(model.kv_bytes(context, kv_dtype)) * kv_copies(model, count, kv_layout)
     result = np.floor(np.asarray(room) / per_sequence).astype(np.int64)
     return int(result) if result.ndim == 0 else result

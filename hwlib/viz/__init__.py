@@ -3,8 +3,8 @@
 Each name loads its module (and matplotlib, pandas or ipywidgets) only when first used, so ``import hwlib``
 stays a light calculator. The modules: ``tables`` and ``check_tables``; the figures of each topic
 (``figures``, ``memory_figures``, ``model_figures``, ``serving_figures``, ``commute_figures``,
-``training_figures``, ``forecast_figures``); ``explorers``; ``gluing`` (numbers in the prose); ``latex`` (tables in
-the PDF); ``style`` (the book's look).
+``training_figures``, ``forecast_figures``, ``family_figures``, ``load_figures``); ``explorers``; ``gluing``
+(numbers in the prose); ``latex`` (tables in the PDF); ``style`` (the book's look).
 """
 
 from __future__ import annotations
@@ -50,6 +50,21 @@ _NAMES = {
     "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
     "hwlib.viz.training_figures": ("plot_step_breakdown",),
     "hwlib.viz.forecast_figures": ("forecast_waterfall", "plot_forecast_waterfall"),
+    "hwlib.viz.load_figures": (
+        "plot_batch_over_time",
+        "plot_goodput",
+        "plot_latency_under_load",
+        "plot_queue_wait",
+        "plot_speculation",
+    ),
+    "hwlib.viz.family_figures": (
+        "plot_attention_masks",
+        "plot_decode_vs_context",
+        "plot_experts_touched",
+        "plot_kv_per_sequence",
+        "plot_mla_flops",
+        "plot_moe_usage",
+    ),
     "hwlib.viz.explorers": (
         "BatchSqueezeExplorer",
         "ByteEnergyExplorer",
@@ -60,6 +75,7 @@ _NAMES = {
         "RegimeExplorer",
         "RooflineExplorer",
         "ServingExplorer",
+        "ServingLoadExplorer",
         "StepIntensityExplorer",
         "TrainingExplorer",
     ),

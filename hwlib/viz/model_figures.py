@@ -15,7 +15,17 @@ from hwlib.data.records import ModelShape
 from hwlib.data.records.layer_rules import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
 from hwlib.viz.style import PALETTE, new_axes
 
-PARAM_PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, positions, router")
+PARAM_PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, router, other")
+PART_OF = {
+    "embedding": "embedding",
+    "attention": "attention",
+    "mlp": "MLP or experts",
+    "experts": "MLP or experts",
+    "shared experts": "MLP or experts",
+    "lm_head": "LM head",
+    "classifier": "LM head",
+}
+"""The group of each ``param_breakdown`` part; the rest (norms, positions, router, a vision tower) go last."""
 """The parts :func:`plot_param_shares` stacks, in order (the shape's breakdown, grouped)."""
 Y_TICKS = (0.125, 0.25, 0.5, 1, 2, 4, 8, 16)
 """Ratios labelled on the log axis of :func:`plot_flops_over_6p`."""
@@ -39,15 +49,13 @@ def _require_models(models: object) -> tuple[ModelShape, ...]:
 
 
 def param_parts(model: ModelShape, active: bool = False) -> dict[str, float]:
-    """The shape's parameters grouped into :data:`PARAM_PARTS` (parameters; ``active``: one token's experts)."""
+    """The shape's parameters grouped into :data:`PARAM_PARTS` (parameters; ``active``: one token's experts); the
+    groups sum to the model's count."""
     parts = model.param_breakdown(active)
-    return {
-        "embedding": parts["embedding"],
-        "attention": parts["attention"],
-        "MLP or experts": parts.get("mlp", 0.0) + parts.get("experts", 0.0),
-        "LM head": parts["lm_head"],
-        "norms, positions, router": parts["norms"] + parts["positions"] + parts.get("router", 0.0),
-    }
+    grouped = {part: 0.0 for part in PARAM_PARTS}
+    for name, count in parts.items():
+        grouped[PART_OF.get(name, PARAM_PARTS[-1])] += count
+    return grouped
 
 
 def plot_param_shares(models: Sequence[ModelShape], *, ax: plt.Axes | None = None) -> plt.Axes:

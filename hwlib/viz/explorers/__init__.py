@@ -13,6 +13,7 @@ from __future__ import annotations
 from hwlib.viz.explorers.base import Explorer
 from hwlib.viz.explorers.commute import ByteEnergyExplorer, StepIntensityExplorer
 from hwlib.viz.explorers.counting import ModelShapeExplorer
+from hwlib.viz.explorers.load import ServingLoadExplorer
 from hwlib.viz.explorers.memory import KVCacheExplorer, MemoryBudgetExplorer
 from hwlib.viz.explorers.roofline import RooflineExplorer
 from hwlib.viz.explorers.serving import ServingExplorer
@@ -31,6 +32,7 @@ __all__ = [
     "RegimeExplorer",
     "RooflineExplorer",
     "ServingExplorer",
+    "ServingLoadExplorer",
     "StepIntensityExplorer",
     "TrainingExplorer",
 ]

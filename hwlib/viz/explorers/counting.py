@@ -25,14 +25,14 @@ from hwlib.viz.explorers.base import (
     record_dropdown,
     records_of,
 )
+from hwlib.viz.model_figures import PARAM_PARTS as PARTS
+from hwlib.viz.model_figures import param_parts
 from hwlib.viz.style import PALETTE
 
 CONTEXTS = tuple(2**p for p in range(7, 18))
 """Context lengths s the explorer offers (128 to 131072 tokens)."""
 D_FF_SCALES = (0.25, 2.0, 0.25)
 """The MLP-width multiplier's range and step (1 is the published width; an MoE scales its experts' width)."""
-PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, positions, router")
-"""The stacked parameter parts, grouped as in ``hw.viz.plot_param_shares`` (same order, same colours)."""
 FLOP_PARTS = ("weights: 6 per weight used", "attention scores")
 _LAYOUT = {"width": "330px"}
 _STYLE = {"description_width": "90px"}
@@ -41,17 +41,6 @@ _STYLE = {"description_width": "90px"}
 def divisors(n: int) -> tuple[int, ...]:
     """The KV-head counts a model of ``n`` query heads allows: the divisors of n."""
     return tuple(k for k in range(1, n + 1) if n % k == 0)
-
-
-def _grouped(record: ModelShape, active: bool) -> list[float]:
-    parts = record.param_breakdown(active)
-    return [
-        parts["embedding"],
-        parts["attention"],
-        parts.get("mlp", 0.0) + parts.get("experts", 0.0),
-        parts["lm_head"],
-        parts["norms"] + parts["positions"] + parts.get("router", 0.0),
-    ]
 
 
 class ModelShapeExplorer(Explorer):
@@ -213,7 +202,7 @@ class ModelShapeExplorer(Explorer):
     def refresh(self) -> str:
         shape, counts = self.shape(), self.counts()
         for row, active in enumerate((False, True)):
-            widths = np.array(_grouped(shape, active)) / 1e9
+            widths = np.array(list(param_parts(shape, active).values())) / 1e9
             for group, left, width in zip(self._param_bars, np.cumsum(widths) - widths, widths):
                 group.patches[row].set_x(left)
                 group.patches[row].set_width(width)
