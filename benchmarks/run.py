@@ -38,6 +38,7 @@ GOAL_WIDGET_S = 0.100
 GOAL_CHAPTER_S = 5.0
 GOAL_MEASURE_CHAPTER_S = 20.0
 GOAL_GRID_S = 0.2
+GOAL_SIMULATE_S = 2.0
 GOAL_SPEEDUP = 100.0
 GOAL_BUILD_S = 10.0
 GOAL_MAKE_TEST_S = 360.0
@@ -333,6 +334,23 @@ def bench_serving(points: int = 1000, repeats: int = 7) -> None:
         timed(lambda: hw.viz.serving_check_table()),
         None,
     )
+    for rate in (float("inf"), 40.0, 20.0, 2.0):
+        record(
+            "serving",
+            f"simulate_serving, 10,000 requests at {rate:g}/s (Llama 3 8B, 1 H100, 512/256)",
+            timed(
+                lambda rate=rate: hw.simulate_serving(
+                    hw.model("llama-3-8b"),
+                    chip,
+                    n_requests=10_000,
+                    arrival_rate_per_s=rate,
+                    prompt_len=512,
+                    output_len=256,
+                )
+            ),
+            GOAL_SIMULATE_S,
+            note=f"median of {repeats}",
+        )
     cluster = hw.cluster("hgx-h100-ndr")
     record(
         "training",

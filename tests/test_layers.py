@@ -42,6 +42,7 @@ TOPICS = (
     "serving.throughput",
     "serving.engine",
     "serving.simulate",
+    "serving.load_check",
     "training.regimes",
     "training.forecast",
     "training.mesh",

@@ -68,6 +68,17 @@ class SimulatedServing:
     def requests_per_s(self) -> float:
         return float(len(self.arrival_s) / self.duration_s)
 
+    def steady_per_s(self) -> tuple[float, float]:
+        """Completed requests and their output tokens per second while requests keep arriving: those finishing in
+        the second half of the arrival span, over its length (a burst: all of them over the whole duration). Apart
+        from the first requests' warm-up and the last ones' drain, it is the offered load where the engine keeps
+        up and its capacity where it does not."""
+        start, end = float(np.median(self.arrival_s)), float(self.arrival_s.max())
+        if end <= start:
+            return self.requests_per_s, self.output_tokens_per_s
+        done = (self.finish_s > start) & (self.finish_s <= end)
+        return float(done.sum() / (end - start)), float(self.output_tokens[done].sum() / (end - start))
+
     def percentile(self, metric: str, q: Number) -> Number:
         """The ``q``-th percentile (0-100) of ``metric`` (``METRICS``) over the requests, in seconds."""
         one_of("metric", metric, METRICS)
@@ -153,6 +164,20 @@ class Priced:
         sequences; a leading one over consecutive steps)."""
         return self.seconds(tokens, sequences, *self.attention(new, context))
 
+    def decode_line(self, context: np.ndarray) -> tuple[float, float] | None:
+        """(first, growth): consecutive forecast decode steps from ``context`` take first + growth x i seconds (the
+        i-th from 0), as each reads one more token per sequence; None where the steps are not a line (the bound's
+        roofline, windows or a latent cache)."""
+        if self.score_flops is None or not self.forecast:
+            return None
+        b, tab = context.size, self.table_for(context.size)
+        per_read = max(
+            self.score_flops / self.count / self.attention_rate,
+            self.kv_per_token / self.count / self.forecast_bandwidth,
+        )
+        fixed = tab["forecast_s"][b] + tab["comm_forecast_s"][b] + self.layer_overhead_s + b * self.sequence_overhead_s
+        return float(fixed + per_read * (float(context.sum()) + b)), float(per_read * b)
+
     def decode_s(self, context: np.ndarray, steps: int) -> np.ndarray:
         """Seconds of ``steps`` consecutive decode steps of one token per sequence, the first at ``context``."""
         b = context.size
@@ -190,6 +215,12 @@ class Engine:
             return blocks * self.kv_per_token
         return np.asarray(self.table.kv_bytes(blocks, self.target.kv_dtype)) * self.target.copies
 
+    def one_held_bytes(self, tokens: int) -> float:
+        """``held_bytes`` of one sequence of ``tokens`` tokens, as a number."""
+        if self.kv_per_token is not None:
+            return -(-tokens // self.block) * self.block * self.kv_per_token
+        return float(self.held_bytes(np.array([tokens]))[0])
+
     def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> float:
         """Seconds of one step whose sequences each take ``new`` tokens after ``context``, with the drafter's k
         single-token steps over the sequences that verify drafts."""
@@ -204,6 +235,10 @@ class Engine:
     def decode_s(self, context: np.ndarray, steps: int) -> np.ndarray:
         """Seconds of ``steps`` consecutive decode steps of the model alone, the first at ``context``."""
         return self.target.decode_s(context, steps)
+
+    def decode_line(self, context: np.ndarray) -> tuple[float, float] | None:
+        """``Priced.decode_line`` of the model alone."""
+        return self.target.decode_line(context)
 
 
 def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool = False) -> SimulatedServing:
@@ -221,10 +256,11 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
     carried: dict[int, int] = {}  # a preempted request's generated tokens while it waits
     t, next_arrival, preemptions = 0.0, 0, 0
     ends: list[np.ndarray] = []
+    lines: list[tuple[float, int, float, float]] = []  # decode stretches as (start, steps, first, growth)
     logged: list[tuple[int, int, int]] = []  # (steps, tokens, sequences) per priced stretch
     spec, room, per_step, cap = engine.spec, engine.room, engine.budget, engine.max_sequences
     per_decode = spec.draft_tokens + 1 if spec else 1
-    held_bytes, block = engine.held_bytes, engine.block
+    held_bytes, one_held_bytes, block = engine.held_bytes, engine.one_held_bytes, engine.block
     # below this many tokens held (with a block of slack per sequence) the cache cannot be full: skip the exact count
     safe_tokens = room / engine.kv_per_token if engine.kv_per_token else 0.0
 
@@ -258,13 +294,13 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
             budget = per_step if not engine.chunked else per_step - int(decoding.sum()) * per_decode
             if engine.chunked and n and budget > 0:
                 left = np.where(decoding, 0, target - done)
-                chunk = np.clip(budget - (np.cumsum(left) - left), 0, left)
+                chunk = np.minimum(np.maximum(budget - (np.cumsum(left) - left), 0), left)
                 budget -= int(chunk.sum())
             start = n
             while waiting and n < cap and budget > 0:
                 i = waiting[0]
                 need = 0 if prefilled and i not in carried else int(prompts[i] + carried.get(i, 0) - cached[i])
-                grow = float(held_bytes(np.array([prompts[i] + carried.get(i, 0) + 1]))[0])
+                grow = one_held_bytes(int(prompts[i] + carried.get(i, 0) + 1))
                 # without chunking a step takes whole prompts up to its budget, and any one prompt alone (a
                 # preempted request recomputes its prompt and what it generated, which may exceed the budget)
                 too_long = need > budget and not engine.chunked and n > start
@@ -281,7 +317,7 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
                     room_left = (
                         per_step - int(decoding.sum()) * per_decode - (int(chunk.sum()) if chunk is not None else 0)
                     )
-                    fresh = np.clip(room_left - (np.cumsum(fresh) - fresh), 0, fresh)
+                    fresh = np.minimum(np.maximum(room_left - (np.cumsum(fresh) - fresh), 0), fresh)
                     chunk = np.concatenate([chunk if chunk is not None else np.zeros(start, dtype=np.int64), fresh])
                     decoding = np.concatenate([decoding, np.zeros(n - start, dtype=bool)])
                 elif (target[start:] > done[start:]).any():  # prefill-first: prefill the prompts, decode nothing
@@ -293,7 +329,7 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
         elif engine.chunked and n and not decoding.all():
             budget = per_step - int(decoding.sum()) * per_decode
             left = np.where(decoding, 0, target - done)
-            chunk = np.clip(budget - (np.cumsum(left) - left), 0, left)
+            chunk = np.minimum(np.maximum(budget - (np.cumsum(left) - left), 0), left)
         if chunk is not None and not chunk.any():
             chunk = None
         if chunk is None:  # the cache must take every decode's new tokens: preempt the latest admitted until it does
@@ -312,11 +348,19 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
             steps = int(left.min())
             if steps > 1 and not fits(held, steps):
                 steps = 1
-            times = np.cumsum(engine.decode_s(held - 1, steps))
-            if next_arrival < count and not waiting:
-                steps = min(steps, int(np.searchsorted(times, arrival[next_arrival] - t)) + 1)
-            ends.append(t + times[:steps])
-            t += float(times[steps - 1])
+            line = engine.decode_line(held - 1)
+            if line is None:
+                times = np.cumsum(engine.decode_s(held - 1, steps))
+                if next_arrival < count and not waiting:
+                    steps = min(steps, int(np.searchsorted(times, arrival[next_arrival] - t)) + 1)
+                ends.append(t + times[:steps])
+                t += float(times[steps - 1])
+            else:  # steps of first + growth x i seconds: the stretch to the next arrival in closed form
+                first_s, growth_s = line
+                if next_arrival < count and not waiting:
+                    steps = min(steps, _steps_to_reach(first_s, growth_s, float(arrival[next_arrival]) - t))
+                lines.append((t, steps, first_s, growth_s))
+                t += steps * first_s + growth_s * steps * (steps - 1) / 2
             logged.append((steps, n, n))
             generated += steps
             over = left <= steps
@@ -362,9 +406,29 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
         finish_s=finish,
         prompt_tokens=prompts,
         output_tokens=answers,
-        step_end_s=np.concatenate(ends) if ends else np.zeros(0),
+        step_end_s=np.sort(np.concatenate([*ends, _line_ends(lines)])),
         step_tokens=np.repeat(counts[:, 1], counts[:, 0]),
         step_sequences=np.repeat(counts[:, 2], counts[:, 0]),
         preemptions=preemptions,
         n_chips=engine.count,
     )
+
+
+def _steps_to_reach(first_s: float, growth_s: float, gap_s: float) -> int:
+    """The fewest steps of first + growth x i seconds that last at least ``gap_s`` (at least one)."""
+    if gap_s <= first_s:
+        return 1
+    if growth_s <= 0:
+        return int(np.ceil(gap_s / first_s))
+    half = first_s - growth_s / 2
+    return max(1, int(np.ceil((-half + np.sqrt(half * half + 2 * growth_s * gap_s)) / growth_s)))
+
+
+def _line_ends(lines: list[tuple[float, int, float, float]]) -> np.ndarray:
+    """The end of every step of the decode stretches ``lines``."""
+    if not lines:
+        return np.zeros(0)
+    start, steps, first, growth = (np.array(column) for column in zip(*lines))
+    offsets = np.repeat(np.cumsum(steps) - steps, steps)
+    i = np.arange(int(steps.sum())) - offsets + 1.0  # steps done, 1 to the stretch's count
+    return np.repeat(start, steps) + i * np.repeat(first, steps) + np.repeat(growth, steps) * i * (i - 1) / 2

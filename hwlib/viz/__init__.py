@@ -31,9 +31,12 @@ _NAMES = {
     ),
     "hwlib.viz.check_tables": (
         "collective_check_table",
+        "load_check_table",
+        "load_sources_table",
         "plan_training",
         "serving_check_table",
         "serving_sources_table",
+        "speculation_check_table",
         "training_check_table",
     ),
     "hwlib.viz.figures": ("mark_kernel", "plot_capacity_and_ridge", "plot_measured_roofline", "plot_roofline"),

@@ -1,5 +1,5 @@
-"""Measured runs beside their bounds, and the training plan: the tables of the chapters :ref:`ch-serving` and
-:ref:`ch-sharding` that put hwlib's models next to published measurements.
+"""Measured runs beside their bounds, and the training plan: the tables of the chapters :ref:`ch-serving`,
+:ref:`ch-serving-many` and :ref:`ch-sharding` that put hwlib's models next to published measurements.
 """
 
 from __future__ import annotations
@@ -14,8 +14,9 @@ from hwlib.data import model as find_model
 from hwlib.data import serving_runs as all_serving_runs
 from hwlib.data import step_measurements
 from hwlib.data import training_runs as all_training_runs
-from hwlib.data.records import CollectiveRun, ServingRun, TrainingRun
+from hwlib.data.records import CollectiveRun, LoadRun, ServingRun, SpeculationRun, TrainingRun
 from hwlib.placement import group_topology
+from hwlib.serving.load_check import load_check, load_runs, speculation_check, speculation_runs
 from hwlib.serving.throughput import max_mean_prompt, serving_run_bound
 from hwlib.training.plan import training_run_bound, training_run_forecast
 from hwlib.units import GiB
@@ -141,3 +142,77 @@ def collective_check_table(runs: Sequence[CollectiveRun] | None = None) -> pd.Da
             }
         )
     return pd.DataFrame(rows).set_index("run")
+
+
+_LOAD_LABELS = {
+    "capacity_per_s": "capacity (requests/s, all at once)",
+    "requests_per_s": "completed requests/s",
+    "output_tokens_per_s": "output tokens/s",
+    "ttft_p50_s": "TTFT p50 (ms)",
+    "ttft_p99_s": "TTFT p99 (ms)",
+    "ttft_mean_s": "TTFT mean (ms)",
+    "tpot_p50_s": "TPOT p50 (ms)",
+    "tpot_p99_s": "TPOT p99 (ms)",
+    "tpot_mean_s": "TPOT mean (ms)",
+    "latency_mean_s": "latency mean (ms)",
+}
+
+
+def load_check_table(runs: Sequence[LoadRun] | None = None) -> pd.DataFrame:
+    """Measured runs under load beside the serving simulation of the same system, load and lengths: one row per
+    measured number (times in ms), the forecast at the measured rate and at the measured share of capacity, the
+    bound, and the forecast's errors (%); runs whose host work is outside the model are marked. Chapter
+    :ref:`ch-serving-many`."""
+    runs = load_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
+    if not runs or not all(isinstance(run, LoadRun) for run in runs):
+        raise TypeError("runs must be a non-empty sequence of LoadRun records, such as load_runs()")
+    outside = {run.key: bool(run.outside_model) for run in runs}
+    rows = []
+    for row in load_check(tuple(runs)):
+        scale = 1.0 if row["metric"].endswith("per_s") else 1e3
+        rows.append(
+            {
+                "run": row["run"],
+                "measured": _LOAD_LABELS[row["metric"]],
+                "value": row["measured"] * scale,
+                "forecast": row["forecast"] * scale,
+                "forecast at the same share": row["at_share"] * scale,
+                "bound": row["bound"] * scale,
+                "error (%)": 100 * row["error"],
+                "error at the same share (%)": 100 * row["error_at_share"],
+                "host outside the model": outside[row["run"]],
+            }
+        )
+    return pd.DataFrame(rows).set_index(["run", "measured"])
+
+
+def speculation_check_table(run: SpeculationRun | None = None) -> pd.DataFrame:
+    """A measured speed-up curve of speculative decoding beside the forecast's, the acceptance fitted at the first
+    batch: per batch the measured and forecast speed-ups and the error (%). Chapter :ref:`ch-serving-many`."""
+    result = speculation_check(speculation_runs()[0] if run is None else run)
+    return pd.DataFrame(
+        {
+            "batch": result["batches"],
+            "measured speed-up": result["measured"],
+            "forecast speed-up": result["forecast"],
+            "error (%)": 100 * result["error"],
+        }
+    ).set_index("batch")
+
+
+def load_sources_table(runs: Sequence[LoadRun] | None = None) -> pd.DataFrame:
+    """Where each measured run under load comes from: the file or page, the load's line quoted, the configuration
+    notes and what is outside the model. Chapter :ref:`ch-serving-many`."""
+    runs = load_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
+    if not runs or not all(isinstance(run, LoadRun) for run in runs):
+        raise TypeError("runs must be a non-empty sequence of LoadRun records, such as load_runs()")
+    return pd.DataFrame(
+        {
+            "system": [run.system for run in runs],
+            "source": [run.rate_per_s.source for run in runs],
+            "load quoted": [run.rate_per_s.quoted for run in runs],
+            "configuration": [run.note for run in runs],
+            "outside the model": [run.outside_model for run in runs],
+        },
+        index=pd.Index([run.key for run in runs], name="run"),
+    )

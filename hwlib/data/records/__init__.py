@@ -26,11 +26,14 @@ from hwlib.data.records.latent_attention import LatentAttention
 from hwlib.data.records.model_shape import ModelShape
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
 from hwlib.data.records.workloads import (
+    LOAD_METRICS,
     TRAINING_PARTS,
     CollectiveRun,
     DecodeRun,
+    LoadRun,
     Scenario,
     ServingRun,
+    SpeculationRun,
     TrainingRecipe,
     TrainingRun,
 )
@@ -39,6 +42,7 @@ __all__ = [
     "ENERGY_FIELDS",
     "FABRIC_KINDS",
     "FABRIC_TOPOLOGIES",
+    "LOAD_METRICS",
     "READ_ON",
     "SOURCES",
     "TRAINING_PARTS",
@@ -50,10 +54,12 @@ __all__ = [
     "Fabric",
     "KernelEfficiency",
     "LatentAttention",
+    "LoadRun",
     "ModelShape",
     "Scenario",
     "ServingRun",
     "Sourced",
+    "SpeculationRun",
     "TrainingRecipe",
     "TrainingRun",
     "cite",

@@ -1,6 +1,6 @@
-"""Workload records: a way to hold a model's training state, a training regime, a measured serving run.
+"""Workload records: a way to hold a model's training state, a training regime, measured serving runs.
 
-Explained in the chapters :ref:`ch-hbm-budgets`, :ref:`ch-kv-cache`, :ref:`ch-serving` and
+Explained in the chapters :ref:`ch-hbm-budgets`, :ref:`ch-kv-cache`, :ref:`ch-serving`, :ref:`ch-serving-many` and
 :ref:`ch-seven-b-regimes`.
 """
 
@@ -196,3 +196,94 @@ class DecodeRun:
     time_per_token: object
     kv_layout: str = "heads"
     note: str = ""
+
+
+LOAD_METRICS = (
+    "ttft_p50_s",
+    "ttft_p99_s",
+    "ttft_mean_s",
+    "tpot_p50_s",
+    "tpot_p99_s",
+    "tpot_mean_s",
+    "latency_mean_s",
+    "requests_per_s",
+    "output_tokens_per_s",
+)
+"""What a ``LoadRun`` may report: time to first token, time per output token and request latency (s; p50, p99
+or mean over requests), completed requests/s and output tokens/s of the whole system."""
+
+
+@dataclass(frozen=True, eq=False)
+class LoadRun:
+    """One published serving measurement under a stated load: requests arriving at ``rate_per_s`` (Sourced,
+    the whole system's) to ``n_chips`` chips in replicas of ``tensor_parallel``, with the lengths it states
+    (``prompt_len`` and ``output_len`` tokens, fixed or a mean) or a shipped dataset's (``lengths``: a
+    ``hw.request_trace`` name, answers scaled to ``output_len`` where that is the measured mean), and what it
+    measured (``measured``: ``LOAD_METRICS`` name -> Sourced). ``limits``: the p99 TTFT and TPOT (s) the run had
+    to meet, where it had any; ``capacity_per_s``: requests/s the same system completed given all its requests at
+    once (Sourced; None: not measured); ``n_requests``: how many the run sent (or, where it sent more, enough for
+    a steady p99); ``chunked_prefill``: the engine mixes prompts into decode steps (else a
+    step that takes prompts decodes nothing); ``outside_model`` what the run depends on that the simulation does
+    not model (such runs are shown, not counted in its error). Chapter :ref:`ch-serving-many`."""
+
+    key: str
+    source: str
+    system: str
+    where_key: str
+    n_chips: int
+    tensor_parallel: int
+    model_key: str
+    dtypes: Mapping[str, str]
+    rate_per_s: object
+    prompt_len: float
+    output_len: float
+    measured: Mapping[str, object]
+    lengths: str = ""
+    limits: tuple[float, float] | None = None
+    capacity_per_s: object = None
+    n_requests: int = 2000
+    max_sequences: int = 256
+    chunked_prefill: bool = False
+    prefix_tokens: int = 0
+    prefix_hit_rate: float = 0.0
+    outside_model: str = ""
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if self.n_chips % self.tensor_parallel:
+            raise ValueError(f"tensor_parallel {self.tensor_parallel} must divide n_chips {self.n_chips}")
+        unknown = set(self.measured) - set(LOAD_METRICS)
+        if unknown:
+            raise ValueError(f"LoadRun.measured names {sorted(unknown)}; allowed: {LOAD_METRICS}")
+        object.__setattr__(self, "measured", MappingProxyType(dict(self.measured)))
+        object.__setattr__(self, "dtypes", MappingProxyType(dict(self.dtypes)))
+
+    @property
+    def replicas(self) -> int:
+        """Engines the load is spread over."""
+        return self.n_chips // self.tensor_parallel
+
+
+@dataclass(frozen=True, eq=False)
+class SpeculationRun:
+    """A published speed-up of speculative decoding against the batch: ``speedups`` (Sourced, output tokens/s
+    with speculation over without) at ``batches`` concurrent requests of ``model_key`` on one ``chip_key``, with
+    ``draft_tokens`` proposed per step by ``draft`` ("one layer": one decoder layer of the model with its head,
+    as EAGLE's; else a model key). The acceptance is not stated; the check fits it at the first batch. Chapter
+    :ref:`ch-serving-many`."""
+
+    key: str
+    source: str
+    system: str
+    chip_key: str
+    model_key: str
+    draft: str
+    draft_tokens: int
+    batches: tuple[int, ...]
+    speedups: tuple[object, ...]
+    context_len: int
+    note: str = ""
+
+    def __post_init__(self) -> None:
+        if len(self.batches) != len(self.speedups) or len(self.batches) < 2:
+            raise ValueError("SpeculationRun needs one speed-up per batch, at two batches or more")

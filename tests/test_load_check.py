@@ -1,0 +1,127 @@
+"""The serving simulation against measured runs under load: the records quote what they hold, each run is simulated
+as it states, a measured run never beats the bound, and the forecast's errors stay where the chapter says."""
+
+import re
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+import hwlib as hw
+from hwlib.data.records import LOAD_METRICS, LoadRun, SpeculationRun
+from hwlib.data.request_traces import DATASET_PERCENTILES, PERCENTILES
+from hwlib.serving import load_check as check
+
+RUNS = check.load_runs()
+H200_SERVER, H100_SERVER = RUNS[0], RUNS[1]
+SGLANG_4 = next(run for run in RUNS if run.key.startswith("sglang") and run.key.endswith("4qps"))
+PREFIX_10 = next(run for run in RUNS if run.key == "vllm-pr1983-llama13b-10qps-prefix")
+
+
+def _numbers(text: str) -> list[float]:
+    return [float(number) for number in re.findall(r"\d+(?:\.\d+)?", text)]
+
+
+def test_every_measured_number_is_in_its_quote():
+    for run in RUNS:
+        quoted = [run.rate_per_s, *run.measured.values()] + ([run.capacity_per_s] if run.capacity_per_s else [])
+        for value in quoted:
+            scales = (1.0, 1e-3, 1e-9)
+            assert any(np.isclose(value.value, n * s, rtol=1e-9) for n in _numbers(value.quoted) for s in scales), (
+                run.key,
+                value,
+            )
+        assert set(run.measured) <= set(LOAD_METRICS) and run.n_chips % run.tensor_parallel == 0
+    for run in check.speculation_runs():
+        assert [float(s) for s in run.speedups] == _numbers(run.speedups[0].quoted)[1:]  # "EAGLE-3" then the row
+
+
+def test_the_dataset_lengths_follow_their_percentiles():
+    trace = hw.request_trace("mlperf-llama2-openorca")
+    prompts, answers = DATASET_PERCENTILES["mlperf-llama2-openorca"]
+    np.testing.assert_allclose(np.percentile(trace.prompt_tokens, PERCENTILES[1:-1]), prompts[1:-1], rtol=0.02)
+    assert trace.prompt_tokens.min() >= prompts[0] and trace.output_tokens.max() <= answers[-1]
+    assert trace.prompt_tokens.mean() == pytest.approx(222.33, rel=0.02)  # the dataset's own mean prompt
+    assert trace.arrival_s is None
+    with pytest.raises(ValueError, match="without arrival times"):
+        _ = trace.rate_per_s
+    with pytest.raises(ValueError, match="without segments"):
+        hw.request_trace("mlperf-llama2-openorca", segment=1)
+
+
+def test_each_run_is_simulated_as_it_states():
+    prompts, answers = check.load_run_lengths(H200_SERVER, 4000)
+    assert answers.mean() == pytest.approx(H200_SERVER.output_len, rel=0.03) and prompts.max() <= 1021
+    fixed = check.load_run_lengths(SGLANG_4, 5)
+    assert list(fixed[0]) == [202] * 5 and list(fixed[1]) == [round(3856.01 / 19.84)] * 5
+    one = check.simulate_load_run(PREFIX_10, n_requests=300)
+    direct = hw.simulate_serving(
+        hw.model("llama-2-13b"),
+        hw.chip("a100-80gb"),
+        n_requests=300,
+        arrival_rate_per_s=10,
+        prompt_len=230,
+        output_len=50,
+        prefix_tokens=200,
+        prefix_hit_rate=1.0,
+        max_batch_tokens=8192,
+        **PREFIX_10.dtypes,
+    )
+    np.testing.assert_array_equal(one.ttft_s, direct.ttft_s)
+    assert check.simulated_metric(PREFIX_10, one, "ttft_mean_s") == pytest.approx(direct.ttft_s.mean())
+    assert check.simulated_metric(PREFIX_10, one, "ttft_p99_s") == pytest.approx(np.percentile(direct.ttft_s, 99))
+    share = check.simulate_load_run(H100_SERVER, n_requests=300)
+    assert check.simulated_metric(H100_SERVER, share, "requests_per_s") == pytest.approx(4 * share.steady_per_s()[0])
+
+
+def test_no_measured_run_beats_the_bound():
+    for row in check.load_check(n_requests=1000):
+        if row["metric"] in ("requests_per_s", "output_tokens_per_s"):
+            continue  # the offered load, which both simulations complete
+        if row["metric"] == "capacity_per_s":
+            assert row["bound"] >= row["measured"], row
+        else:
+            assert row["bound"] <= row["measured"], row
+
+
+def test_the_forecast_finds_the_rate_mlperf_reports():
+    for run in (H200_SERVER, H100_SERVER):
+        found = check.largest_rate_within_limits(run, steps=6)
+        assert found == pytest.approx(run.rate_per_s.value, rel=0.08), (run.key, found)
+        assert check.simulated_capacity_per_s(run) == pytest.approx(run.capacity_per_s.value, rel=0.08)
+    with pytest.raises(ValueError, match="states no latency limits"):
+        check.largest_rate_within_limits(SGLANG_4)
+
+
+def test_a_modern_engine_decodes_near_the_forecast_and_answers_later_than_it():
+    rows = [row for row in check.load_check((SGLANG_4,), n_requests=1000)]
+    errors = {row["metric"]: row["error"] for row in rows}
+    assert abs(errors["tpot_p50_s"]) < 0.15
+    assert -0.5 < errors["ttft_p50_s"] < 0  # the host's share of a short prefill is not modelled
+
+
+def test_eagle3_speedups_fall_with_the_batch_as_the_forecast_does():
+    result = check.speculation_check(check.speculation_runs()[0])
+    assert result["forecast"][0] == pytest.approx(result["measured"][0], rel=1e-6)  # fitted there
+    assert 0.5 < result["acceptance"] < 0.8
+    held_out = np.abs(result["error"][1:])
+    assert held_out.mean() < 0.12 and held_out.max() < 0.25
+    assert np.all(np.diff(result["forecast"]) <= 1e-9)  # the forecast speed-up never grows with the batch
+    with pytest.raises(TypeError, match="run must be a SpeculationRun"):
+        check.speculation_check(H200_SERVER)
+
+
+def test_bad_records_and_arguments_are_named():
+    with pytest.raises(ValueError, match="allowed"):
+        replace(SGLANG_4, measured={"ttft_p95_s": SGLANG_4.measured["ttft_p50_s"]})
+    with pytest.raises(ValueError, match="tensor_parallel 3 must divide"):
+        replace(SGLANG_4, tensor_parallel=3)
+    with pytest.raises(ValueError, match="one speed-up per batch"):
+        replace(check.speculation_runs()[0], batches=(2,))
+    with pytest.raises(ValueError, match="rate_scale must be > 0"):
+        check.simulate_load_run(SGLANG_4, rate_scale=0)
+    with pytest.raises(ValueError, match="estimate must be one of"):
+        check.simulate_load_run(SGLANG_4, estimate="guess")
+    with pytest.raises(TypeError, match="run must be a LoadRun"):
+        check.simulate_load_run("h200")
+    assert isinstance(H200_SERVER, LoadRun) and isinstance(check.speculation_runs()[0], SpeculationRun)
