@@ -363,6 +363,7 @@ def test_explorers_import_only_what_viz_may():
         "hwlib.serving.simulate",
         "hwlib.serving.speculative",
         "hwlib.serving.engine",
+        "hwlib.serving.served",
         "hwlib.training.mesh",
         "hwlib.energy",
         "hwlib.layer_model",

@@ -40,6 +40,7 @@ TOPICS = (
     "serving.step",
     "serving.plan",
     "serving.throughput",
+    "serving.served",
     "serving.engine",
     "serving.simulate",
     "serving.load_check",

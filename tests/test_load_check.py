@@ -125,3 +125,19 @@ def test_bad_records_and_arguments_are_named():
     with pytest.raises(TypeError, match="run must be a LoadRun"):
         check.simulate_load_run("h200")
     assert isinstance(H200_SERVER, LoadRun) and isinstance(check.speculation_runs()[0], SpeculationRun)
+
+
+def test_the_tables_show_each_measured_number_beside_the_simulation():
+    table = hw.viz.load_check_table([SGLANG_4])
+    assert list(table.index.get_level_values("measured")) == ["TTFT p50 (ms)", "TPOT p50 (ms)"]
+    row = table.loc[(SGLANG_4.key, "TPOT p50 (ms)")]
+    assert row["value"] == pytest.approx(1e3 * SGLANG_4.measured["tpot_p50_s"].value)
+    assert row["error (%)"] == pytest.approx(100 * (row["forecast"] / row["value"] - 1))
+    sources = hw.viz.load_sources_table([PREFIX_10])
+    assert sources.loc[PREFIX_10.key, "load quoted"] == PREFIX_10.rate_per_s.quoted
+    assert "vLLM" in sources.loc[PREFIX_10.key, "outside the model"]
+    curve = hw.viz.speculation_check_table()
+    assert list(curve.index) == list(check.speculation_runs()[0].batches)
+    for table_of in (hw.viz.load_check_table, hw.viz.load_sources_table):
+        with pytest.raises(TypeError, match="LoadRun records"):
+            table_of(["sglang"])

@@ -1,101 +1,26 @@
-"""The engine a serving simulation runs (its scheduler's state and its steps' prices) and what it returns.
+"""The engine a serving simulation runs: its scheduler's state and its steps' prices.
 
 ``hw.simulate_serving`` (``hwlib.serving.simulate``) says what the engine does; here is how it does it, step by
-step, fast: the running requests' state in one array, decode-only stretches priced together. Chapter
+step, fast: the running requests' state in one array, decode-only stretches priced together; it returns a
+``SimulatedServing`` (``hwlib.serving.served``). Chapter
 :ref:`ch-serving-many`.
 """
 
 from __future__ import annotations
 
 from collections import deque
-from dataclasses import dataclass
 
 import numpy as np
 
-from hwlib._checks import Number, as_real_array, one_of
 from hwlib.efficiency import resolve
 from hwlib.memory import usable_bytes
 from hwlib.placement import serving_place
 from hwlib.serving.pricing import StepPricer
+from hwlib.serving.served import SimulatedServing
 from hwlib.serving.step import kv_copies
 
-METRICS = ("ttft", "tpot", "latency")
-"""Per-request metrics: time to first token, time per output token after it, and the whole request's time."""
-
-
-@dataclass(frozen=True)
-class SimulatedServing:
-    """What a simulated engine did: per request its arrival, first token and finish (s), prompt and answer tokens;
-    per step its end (s), new tokens and sequences; preemptions; with disaggregated pools each request's KV-cache
-    transfer (s). Chapter :ref:`ch-serving-many`."""
-
-    arrival_s: np.ndarray
-    first_token_s: np.ndarray
-    finish_s: np.ndarray
-    prompt_tokens: np.ndarray
-    output_tokens: np.ndarray
-    step_end_s: np.ndarray
-    step_tokens: np.ndarray
-    step_sequences: np.ndarray
-    preemptions: int
-    n_chips: int
-    kv_transfer_s: np.ndarray | None = None
-
-    @property
-    def ttft_s(self) -> np.ndarray:
-        return self.first_token_s - self.arrival_s
-
-    @property
-    def tpot_s(self) -> np.ndarray:
-        """Time per output token after the first (0 for one-token answers)."""
-        after = np.maximum(self.output_tokens - 1, 1)
-        return np.where(self.output_tokens > 1, (self.finish_s - self.first_token_s) / after, 0.0)
-
-    @property
-    def latency_s(self) -> np.ndarray:
-        return self.finish_s - self.arrival_s
-
-    @property
-    def duration_s(self) -> float:
-        """From the first arrival to the last finish."""
-        return float(self.finish_s.max() - self.arrival_s.min())
-
-    @property
-    def output_tokens_per_s(self) -> float:
-        return float(self.output_tokens.sum() / self.duration_s)
-
-    @property
-    def requests_per_s(self) -> float:
-        return float(len(self.arrival_s) / self.duration_s)
-
-    def steady_per_s(self) -> tuple[float, float]:
-        """Completed requests and their output tokens per second while requests keep arriving: those finishing in
-        the second half of the arrival span, over its length (a burst: all of them over the whole duration). Apart
-        from the first requests' warm-up and the last ones' drain, it is the offered load where the engine keeps
-        up and its capacity where it does not."""
-        start, end = float(np.median(self.arrival_s)), float(self.arrival_s.max())
-        if end <= start:
-            return self.requests_per_s, self.output_tokens_per_s
-        done = (self.finish_s > start) & (self.finish_s <= end)
-        return float(done.sum() / (end - start)), float(self.output_tokens[done].sum() / (end - start))
-
-    def percentile(self, metric: str, q: Number) -> Number:
-        """The ``q``-th percentile (0-100) of ``metric`` (``METRICS``) over the requests, in seconds."""
-        one_of("metric", metric, METRICS)
-        q = as_real_array("q", q, minimum=0.0)
-        if (q > 100).any():
-            raise ValueError(f"q must be a percentile in [0, 100], got {q!r}")
-        values = {"ttft": self.ttft_s, "tpot": self.tpot_s, "latency": self.latency_s}[metric]
-        result = np.percentile(values, q)
-        return float(result) if np.ndim(result) == 0 else result
-
-    def within(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> np.ndarray:
-        """Which requests met both targets."""
-        return (self.ttft_s <= ttft_s) & (self.tpot_s <= tpot_s)
-
-    def goodput_per_s(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> float:
-        """Requests per second that met both targets (Zhong et al., "DistServe", OSDI 2024)."""
-        return float(self.within(ttft_s, tpot_s).sum() / self.duration_s)
+SPECULATIVE_STRETCH = 1024
+"""The most speculative decode steps drawn and priced together."""
 
 
 class Priced:
@@ -236,6 +161,21 @@ class Engine:
         """Seconds of ``steps`` consecutive decode steps of the model alone, the first at ``context``."""
         return self.target.decode_s(context, steps)
 
+    def speculative_steps(self, context: np.ndarray, steps: int, rng) -> tuple[np.ndarray, np.ndarray]:
+        """Seconds of ``steps`` consecutive speculative decode steps from ``context`` (each sequence verifying
+        k + 1 tokens after the drafter's k single-token steps), and the tokens each sequence gains in each (1 and
+        its accepted drafts, drawn), as arrays over (steps, sequences)."""
+        k, acceptance = self.spec.draft_tokens, self.spec.acceptance
+        shape = (steps, context.size)
+        accepted = rng.geometric(1.0 - acceptance, shape) - 1 if acceptance < 1 else np.full(shape, k)
+        gains = 1 + np.minimum(accepted, k)
+        contexts = context + np.cumsum(gains, axis=0) - gains  # each step's, before its gains
+        b = context.size
+        seconds = self.target.step_s(b * (k + 1), b, np.full(b, k + 1.0), contexts)
+        for ahead in range(k):
+            seconds = seconds + self.drafter.step_s(b, b, 1.0, contexts + ahead)
+        return np.atleast_1d(seconds), gains
+
     def decode_line(self, context: np.ndarray) -> tuple[float, float] | None:
         """``Priced.decode_line`` of the model alone."""
         return self.target.decode_line(context)
@@ -341,7 +281,24 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
                 preemptions += 1
                 ids, target, done, generated, folded = state[:, :n]
                 held, decoding = held[:n], decoding[:n]
-        if chunk is None and decoding.all() and spec is None and n:
+        if chunk is None and decoding.all() and n and spec is not None:
+            # speculative decode-only steps, priced together with their drawn gains until a sequence finishes
+            left = answers[ids] - generated
+            steps = min(int(left.min()), SPECULATIVE_STRETCH)
+            if steps > 1 and not fits(held, per_decode * steps):
+                steps = 1
+            seconds, gains = engine.speculative_steps(held - 1, steps, rng)
+            times = np.cumsum(seconds)
+            finishing = (np.cumsum(gains, axis=0) >= left).any(axis=1)
+            steps = int(np.argmax(finishing)) + 1 if finishing.any() else steps
+            if next_arrival < count and not waiting:
+                steps = min(steps, int(np.searchsorted(times, arrival[next_arrival] - t)) + 1)
+            ends.append(t + times[:steps])
+            t += float(times[steps - 1])
+            logged.append((steps, n * per_decode, n))
+            generated += gains[:steps].sum(axis=0)
+            over = generated >= answers[ids]
+        elif chunk is None and decoding.all() and n:
             # decode-only steps: admission is blocked (or no request waits) until a sequence finishes or, with none
             # waiting, the next request arrives; price those steps together
             left = answers[ids] - generated

@@ -31,7 +31,8 @@ from hwlib._checks import Number, as_real_array, non_negative, one_of, positive,
 from hwlib.data import clusters
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.efficiency import Efficiency
-from hwlib.serving.engine import Engine, SimulatedServing, run
+from hwlib.serving.engine import Engine, run
+from hwlib.serving.served import SimulatedServing
 from hwlib.serving.speculative import Speculation
 
 ESTIMATES = ("forecast", "bound")

@@ -31,11 +31,16 @@ def speculative_tokens_per_step(acceptance: Number, draft_tokens: Number) -> Num
     return scalar_or_array(np.where(rate < 1, (1 - safe ** (k + 1)) / (1 - safe), k + 1))
 
 
+DRAFTS = ("mtp", "one layer")
+"""Drafters made from the model itself: its multi-token-prediction layers, or one of its decoder layers."""
+
+
 @dataclass(frozen=True)
 class Speculation:
     """A speculative-decoding setup: ``draft_tokens`` k proposed per step, each accepted with probability
-    ``acceptance``, by ``draft`` (a ModelShape run on the same chips, or "mtp": the model's own
-    multi-token-prediction layers). Chapter :ref:`ch-serving-many`."""
+    ``acceptance``, by ``draft`` (a ModelShape run on the same chips; "mtp": the model's own
+    multi-token-prediction layers; "one layer": one decoder layer of the model with its embedding and head, as
+    EAGLE's drafter, Li et al. 2024). Chapter :ref:`ch-serving-many`."""
 
     draft_tokens: int
     acceptance: float
@@ -44,15 +49,27 @@ class Speculation:
     def __post_init__(self) -> None:
         positive("draft_tokens", self.draft_tokens, integral=True)
         speculative_tokens_per_step(self.acceptance, self.draft_tokens)
-        if not (self.draft == "mtp" or isinstance(self.draft, ModelShape)):
-            raise TypeError(f"Speculation.draft must be a ModelShape or 'mtp', got {self.draft!r}")
+        if not (self.draft in DRAFTS or isinstance(self.draft, ModelShape)):
+            raise TypeError(f"Speculation.draft must be a ModelShape or one of {DRAFTS}, got {self.draft!r}")
 
     def drafter(self, model: ModelShape) -> ModelShape:
-        """The model that proposes: ``draft``, or ``model``'s multi-token-prediction layers as a model of their own
-        (its last layer's kind, its embedding and head)."""
+        """The model that proposes: ``draft``, or ``model``'s multi-token-prediction layers, or one of its layers,
+        as a model of their own (its last layer's kind, its embedding and head)."""
         if isinstance(self.draft, ModelShape):
             return self.draft
         model = require(ModelShape, "model", model, "hw.model('deepseek-v3')")
+        if self.draft == "one layer":
+            moe = model.moe_layers[-1:] if model.moe_layers else ()
+            windows = model.windows[-1:] if model.windows else ()
+            return replace(
+                model,
+                key=f"{model.key}-one-layer",
+                name=f"one layer of {model.name}",
+                n_layers=1,
+                moe_layers=moe,
+                windows=windows,
+                mtp_layers=0,
+            )
         if not model.mtp_layers:
             raise ValueError(f"draft='mtp' needs a model with multi-token-prediction layers; {model.name} has none")
         layers = model.mtp_layers

@@ -176,11 +176,11 @@ def load_check_table(runs: Sequence[LoadRun] | None = None) -> pd.DataFrame:
                 "measured": _LOAD_LABELS[row["metric"]],
                 "value": row["measured"] * scale,
                 "forecast": row["forecast"] * scale,
-                "forecast at the same share": row["at_share"] * scale,
+                "forecast, same share": row["at_share"] * scale,
                 "bound": row["bound"] * scale,
                 "error (%)": 100 * row["error"],
-                "error at the same share (%)": 100 * row["error_at_share"],
-                "host outside the model": outside[row["run"]],
+                "error, same share (%)": 100 * row["error_at_share"],
+                "host outside model": outside[row["run"]],
             }
         )
     return pd.DataFrame(rows).set_index(["run", "measured"])

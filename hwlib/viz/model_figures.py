@@ -49,7 +49,7 @@ def _require_models(models: object) -> tuple[ModelShape, ...]:
 
 
 def param_parts(model: ModelShape, active: bool = False) -> dict[str, float]:
-    """The shape's parameters grouped into :data:`PARAM_PARTS` (parameters; ``active``: one token's experts); the
+    """The shape's parameters grouped into ``PARAM_PARTS`` (parameters; ``active``: one token's experts); the
     groups sum to the model's count."""
     parts = model.param_breakdown(active)
     grouped = {part: 0.0 for part in PARAM_PARTS}

@@ -22,25 +22,42 @@ from hwlib.viz.explorers.serving import servable_models
 from hwlib.viz.style import PALETTE
 
 RATES = (0.5, 1, 2, 4, 8, 12, 16, 24, 32, 48, 64)
-LENGTHS = (128, 256, 512, 1024, 2048, 4096, 8192)
-BUDGETS = ("whole prompts", 256, 512, 1024, 2048, 8192)
-ACCEPTANCES = ("off", 0.5, 0.6, 0.7, 0.8, 0.9)
-REQUESTS = 150
+PROMPT_LENGTHS = (128, 256, 512, 1024, 2048)
+ANSWER_LENGTHS = (32, 64, 128, 256, 512)
+BUDGETS = ("whole prompts", 512, 1024, 2048)
+"""Prompt and answer tokens and prefill chunks offered. Longer prompts and answers, or chunks of 256 tokens, take
+the simulation of ``REQUESTS`` requests past 0.3 s on one core for some models (every chunk, and every step
+near a full cache, is a step of its own); with these the slowest update measured 0.22 s (Llama 2 13B, 2,048-token
+prompts, 512-token answers, chunks of 512) and the default one about 0.03 s."""
+REQUESTS = 100
 """Requests each update simulates: enough for percentiles, few enough to stay interactive."""
-DRAFT = "qwen2.5-1.5b"
-"""The draft model the explorer's speculative decoding uses (four draft tokens a step)."""
+ACCEPTANCES = ("off", 0.5, 0.6, 0.7, 0.8, 0.9)
+"""Draft acceptance rates offered for speculative decoding (``DRAFT_TOKENS`` a step, drafted by one layer of the
+model, as EAGLE's drafter)."""
+DRAFT_TOKENS = 3
 _LAYOUT = {"width": "330px"}
+
+
+def simulated_models(chips: Sequence[Chip] | None = None) -> tuple[ModelShape, ...]:
+    """The servable models whose steps the simulation prices in closed form (no sliding or chunked windows, no
+    latent attention: those price every step of a stretch layer by layer, seconds per update) and whose BF16
+    weights fit one of ``chips`` (default: every deployable chip)."""
+    largest = max(c.capacity_bytes for c in (chips or deployable_chips()))
+    return tuple(m for m in servable_models() if not m.windows and m.mla is None and m.weight_bytes("bf16") < largest)
+
+
 _STYLE = {"description_width": "110px"}
 
 
 class ServingLoadExplorer(Explorer):
-    """Model, chip, arrival rate, prompt and answer lengths, prefill chunk and draft acceptance -> the spread of
-    time to first token and per output token over ``REQUESTS`` simulated requests (``hw.simulate_serving``, one
-    chip, Poisson arrivals), as cumulative distributions, and their percentiles. Chapter :ref:`ch-serving-many`.
+    """Model, chip, arrival rate, prompt and answer lengths, prefill chunk and draft acceptance -> the spread of time
+    to first token and per output token over ``REQUESTS`` simulated requests (``hw.simulate_serving``, one chip,
+    Poisson arrivals, BF16), as cumulative distributions, and their percentiles. Chapter :ref:`ch-serving-many`.
     """
 
     figsize = (5.8, 3.4)
     margins = (0.12, 0.16, 0.97, 0.88)
+    n_requests = REQUESTS
 
     def __init__(
         self,
@@ -58,11 +75,17 @@ class ServingLoadExplorer(Explorer):
             "chip", chips, chip, deployable_chips(), find_chip("H100-SXM"), Chip, "hw.chip('H100-SXM')"
         )
         model_records, model = offered_records(
-            "model", models, model, servable_models(), find_model("Llama 3 8B"), ModelShape, "hw.model('Llama 3 8B')"
+            "model",
+            models,
+            model,
+            simulated_models(chips),
+            find_model("Llama 3 8B"),
+            ModelShape,
+            "hw.model('Llama 3 8B')",
         )
         options_in("rate_per_s", rate_per_s, RATES)
-        options_in("prompt_len", prompt_len, LENGTHS)
-        options_in("output_len", output_len, LENGTHS)
+        options_in("prompt_len", prompt_len, PROMPT_LENGTHS)
+        options_in("output_len", output_len, ANSWER_LENGTHS)
         options_in("budget", budget, BUDGETS)
         options_in("acceptance", acceptance, ACCEPTANCES)
         layout, style = widgets.Layout(**_LAYOUT), _STYLE
@@ -72,10 +95,10 @@ class ServingLoadExplorer(Explorer):
             options=RATES, value=rate_per_s, description="requests/s", layout=layout, style=style
         )
         self.prompt = widgets.SelectionSlider(
-            options=LENGTHS, value=prompt_len, description="prompt tokens", layout=layout, style=style
+            options=PROMPT_LENGTHS, value=prompt_len, description="prompt tokens", layout=layout, style=style
         )
         self.output = widgets.SelectionSlider(
-            options=LENGTHS, value=output_len, description="answer tokens", layout=layout, style=style
+            options=ANSWER_LENGTHS, value=output_len, description="answer tokens", layout=layout, style=style
         )
         self.budget = widgets.Dropdown(
             options=BUDGETS, value=budget, description="prefill chunk", layout=layout, style=style
@@ -88,8 +111,8 @@ class ServingLoadExplorer(Explorer):
     def arrange(self) -> widgets.Widget:
         controls = widgets.HBox(
             [
-                widgets.VBox([self.model, self.chip, self.rate, self.budget]),
-                widgets.VBox([self.prompt, self.output, self.acceptance]),
+                widgets.VBox([self.model, self.chip, self.rate, self.acceptance]),
+                widgets.VBox([self.prompt, self.output, self.budget]),
             ]
         )
         return widgets.VBox([controls, self.image, self.summary])
@@ -108,30 +131,29 @@ class ServingLoadExplorer(Explorer):
     def draw_background(self) -> None:
         self._ax.set_title(f"{self.model.value.name} on one {self.chip.value.label}", fontsize=10)
 
+    def options(self) -> dict:
+        """The ``hw.simulate_serving`` options the controls stand for (beside the model and the chip)."""
+        chunked = self.budget.value != "whole prompts"
+        acceptance = self.acceptance.value
+        return dict(
+            speculation=None if acceptance == "off" else Speculation(DRAFT_TOKENS, float(acceptance), "one layer"),
+            n_requests=self.n_requests,
+            arrival_rate_per_s=float(self.rate.value),
+            prompt_len=self.prompt.value,
+            output_len=self.output.value,
+            chunked_prefill=chunked,
+            max_batch_tokens=self.budget.value if chunked else max(8192, self.prompt.value),
+        )
+
     def refresh(self) -> str:
         model, chip = self.model.value, self.chip.value
-        budget = self.budget.value
-        chunked = budget != "whole prompts"
-        spec = None
-        if self.acceptance.value != "off":
-            spec = Speculation(4, float(self.acceptance.value), find_model(DRAFT))
         try:
-            run = simulate_serving(
-                model,
-                chip,
-                n_requests=REQUESTS,
-                arrival_rate_per_s=float(self.rate.value),
-                prompt_len=self.prompt.value,
-                output_len=self.output.value,
-                chunked_prefill=chunked,
-                max_batch_tokens=budget if chunked else max(8192, self.prompt.value),
-                speculation=spec,
-            )
+            run = simulate_serving(model, chip, **self.options())
         except ValueError as error:
             for line in (self._ttft, self._tpot):
                 line.set_visible(False)
             return f"<b>{error}</b>"
-        share = np.arange(1, REQUESTS + 1) / REQUESTS
+        share = np.arange(1, self.n_requests + 1) / self.n_requests
         ttft, tpot = np.sort(run.ttft_s), np.sort(run.tpot_s)
         for line, values in ((self._ttft, ttft), (self._tpot, tpot)):
             line.set_visible(True)
@@ -145,7 +167,7 @@ class ServingLoadExplorer(Explorer):
                 "time per output token, p50 / p99",
                 f"{format_seconds(run.percentile('tpot', 50))} / {format_seconds(run.percentile('tpot', 99))}",
             ),
-            ("output tokens/s", f"{run.output_tokens_per_s:,.0f}"),
+            ("output tokens/s over the run", f"{run.output_tokens_per_s:,.0f}"),
             ("largest batch in a step", f"{int(run.step_sequences.max()):,}"),
         ]
         return "<table>" + "".join(f"<tr><td>{a}</td><td><b>{b}</b></td></tr>" for a, b in rows) + "</table>"

@@ -1,0 +1,97 @@
+"""What a simulated serving engine did, request by request and step by step, and the statistics users see:
+percentiles of the time to first token, per output token and per request, throughput and goodput. Chapter
+:ref:`ch-serving-many`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from hwlib._checks import Number, as_real_array, one_of
+
+METRICS = ("ttft", "tpot", "latency")
+"""Per-request metrics: time to first token, time per output token after it, and the whole request's time."""
+
+
+@dataclass(frozen=True)
+class SimulatedServing:
+    """What a simulated engine did: per request its arrival, first token and finish (s), prompt and answer tokens;
+    per step its end (s), new tokens and sequences; preemptions; with disaggregated pools each request's KV-cache
+    transfer (s). Chapter :ref:`ch-serving-many`."""
+
+    arrival_s: np.ndarray
+    first_token_s: np.ndarray
+    finish_s: np.ndarray
+    prompt_tokens: np.ndarray
+    output_tokens: np.ndarray
+    step_end_s: np.ndarray
+    step_tokens: np.ndarray
+    step_sequences: np.ndarray
+    preemptions: int
+    n_chips: int
+    kv_transfer_s: np.ndarray | None = None
+
+    @property
+    def ttft_s(self) -> np.ndarray:
+        return self.first_token_s - self.arrival_s
+
+    @property
+    def tpot_s(self) -> np.ndarray:
+        """Time per output token after the first (0 for one-token answers)."""
+        after = np.maximum(self.output_tokens - 1, 1)
+        return np.where(self.output_tokens > 1, (self.finish_s - self.first_token_s) / after, 0.0)
+
+    @property
+    def latency_s(self) -> np.ndarray:
+        return self.finish_s - self.arrival_s
+
+    @property
+    def duration_s(self) -> float:
+        """From the first arrival to the last finish."""
+        return float(self.finish_s.max() - self.arrival_s.min())
+
+    @property
+    def output_tokens_per_s(self) -> float:
+        return float(self.output_tokens.sum() / self.duration_s)
+
+    @property
+    def requests_per_s(self) -> float:
+        return float(len(self.arrival_s) / self.duration_s)
+
+    def _steady(self) -> tuple[np.ndarray, float]:
+        """The requests finishing in the second half of the arrival span, and its length (a burst: all of them,
+        over the whole duration)."""
+        start, end = float(np.median(self.arrival_s)), float(self.arrival_s.max())
+        if end <= start:
+            return np.ones(len(self.arrival_s), dtype=bool), self.duration_s
+        return (self.finish_s > start) & (self.finish_s <= end), end - start
+
+    def steady_per_s(self) -> tuple[float, float]:
+        """Completed requests and their output tokens per second while requests keep arriving: those finishing in
+        the second half of the arrival span, over its length (a burst: all of them over the whole duration). Apart
+        from the first requests' warm-up and the last ones' drain, it is the offered load where the engine keeps
+        up and its capacity where it does not."""
+        done, span = self._steady()
+        return float(done.sum() / span), float(self.output_tokens[done].sum() / span)
+
+    def percentile(self, metric: str, q: Number) -> Number:
+        """The ``q``-th percentile (0-100) of ``metric`` (``METRICS``) over the requests, in seconds."""
+        one_of("metric", metric, METRICS)
+        q = as_real_array("q", q, minimum=0.0)
+        if (q > 100).any():
+            raise ValueError(f"q must be a percentile in [0, 100], got {q!r}")
+        values = {"ttft": self.ttft_s, "tpot": self.tpot_s, "latency": self.latency_s}[metric]
+        result = np.percentile(values, q)
+        return float(result) if np.ndim(result) == 0 else result
+
+    def within(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> np.ndarray:
+        """Which requests met both targets."""
+        return (self.ttft_s <= ttft_s) & (self.tpot_s <= tpot_s)
+
+    def goodput_per_s(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> float:
+        """Requests per second that met both targets (Zhong et al., "DistServe", OSDI 2024), counted as
+        ``steady_per_s`` counts them: at most the offered load, however short the run."""
+        done, span = self._steady()
+        return float((done & self.within(ttft_s, tpot_s)).sum() / span)
