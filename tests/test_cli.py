@@ -536,3 +536,28 @@ def test_simulate_is_simulate_serving_in_percentiles():
         )
     )
     assert traced["inputs"]["trace"] == "azure-code-2023" and traced["steps"] > 0
+    dataset = ("--model", "llama-2-70b", "--chip", "H200", "--precision", "fp8", "--rate", "12", "--requests", "200")
+    out = ok(
+        "simulate",
+        *dataset,
+        "--trace",
+        "mlperf-llama2-openorca",
+        "--draft-tokens",
+        "2",
+        "--acceptance",
+        "0.6",
+        "--draft",
+        "one-layer",
+    )
+    trace = hw.request_trace("mlperf-llama2-openorca")
+    direct = hw.simulate_serving(
+        hw.model("llama-2-70b"),
+        hw.chip("H200"),
+        n_requests=200,
+        arrival_rate_per_s=12,
+        prompt_len=trace.prompt_tokens[:200],
+        output_len=trace.output_tokens[:200],
+        speculation=hw.Speculation(2, 0.6, "one layer"),
+        **hw.PRECISIONS["fp8"],
+    )
+    assert row(out, "time to first token") == [hw.format_seconds(direct.percentile("ttft", q)) for q in (50, 90, 99)]

@@ -8,9 +8,12 @@ import math
 import hwlib as hw
 from hwlib.cli.options import load_efficiency, load_model
 from hwlib.cli.report import Report, rate, seconds
+from hwlib.data.request_traces import TRACES
 
 PERCENTILES = (50, 90, 99)
 """The percentiles ``hwlib simulate`` prints."""
+CLI_DRAFTS = ("mtp", "one-layer")
+"""``--draft`` values naming a drafter made from the model itself (``hw.Speculation``'s draft)."""
 
 
 def _where(args: argparse.Namespace) -> hw.Chip | hw.Cluster:
@@ -24,7 +27,13 @@ def _speculation(args: argparse.Namespace) -> hw.Speculation | None:
         return None
     if args.acceptance is None:
         raise ValueError("--draft-tokens needs --acceptance (the chance each draft token is accepted)")
-    draft = "mtp" if args.draft in (None, "mtp") else hw.model(args.draft)
+    draft = (
+        "mtp"
+        if args.draft is None
+        else args.draft.replace("-", " ")
+        if args.draft in CLI_DRAFTS
+        else hw.model(args.draft)
+    )
     return hw.Speculation(args.draft_tokens, args.acceptance, draft)
 
 
@@ -33,15 +42,16 @@ def run_simulate(args: argparse.Namespace) -> Report:
     options = dict(hw.PRECISIONS[args.precision])
     if args.trace:
         trace = hw.request_trace(args.trace)
-        count = min(args.requests, len(trace.arrival_s)) if args.requests else len(trace.arrival_s)
+        timed = trace.arrival_s is not None
+        total = len(trace.prompt_tokens)
+        count = min(args.requests, total) if args.requests else total if timed else 1000
         workload = dict(
-            n_requests=count,
-            arrivals_s=trace.arrival_s[:count] if args.rate is None else None,
-            prompt_len=trace.prompt_tokens[:count],
-            output_len=trace.output_tokens[:count],
+            n_requests=count, prompt_len=trace.prompt_tokens[:count], output_len=trace.output_tokens[:count]
         )
-        if args.rate is not None:
-            workload["arrival_rate_per_s"] = args.rate
+        if timed and args.rate is None:
+            workload["arrivals_s"] = trace.arrival_s[:count]
+        else:
+            workload["arrival_rate_per_s"] = math.inf if args.rate is None else args.rate
         lengths = f"the {args.trace} trace's first {count:,} requests"
     else:
         count = args.requests or 1000
@@ -71,7 +81,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
     )
     arrivals = (
         "at the trace's own times"
-        if args.trace and args.rate is None
+        if "arrivals_s" in workload
         else ("all at once" if args.rate is None else f"at {args.rate:g} requests/s (Poisson)")
     )
     pools = f", {args.prefill_chips} of them prefilling" if args.prefill_chips else ""
@@ -152,9 +162,9 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
     parser.add_argument("--output", type=options.count, metavar="N", default=256, help="answer tokens (default: 256)")
     parser.add_argument(
         "--trace",
-        choices=("azure-conv-2023", "azure-code-2023"),
+        choices=tuple(TRACES),
         metavar="NAME",
-        help="a public trace's arrivals and lengths: azure-conv-2023|azure-code-2023",
+        help="a public trace's arrivals and lengths, or a dataset's lengths: " + "|".join(TRACES),
     )
     parser.add_argument("--max-batch-tokens", type=options.count, metavar="N", default=8192, help="tokens a step takes")
     parser.add_argument("--max-sequences", type=options.count, metavar="N", default=256, help="sequences a step takes")
@@ -163,7 +173,9 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
     parser.add_argument("--prefix-hit-rate", type=options.share, metavar="F", default=0.0, help="prefix cache hits")
     parser.add_argument("--draft-tokens", type=options.count, metavar="K", help="speculative draft tokens a step")
     parser.add_argument("--acceptance", type=options.share, metavar="A", help="chance a draft token is accepted")
-    parser.add_argument("--draft", metavar="MODEL", help="draft model key, or mtp (default: mtp)")
+    parser.add_argument(
+        "--draft", metavar="MODEL", help="draft model key, or mtp or one-layer (the model's own; default: mtp)"
+    )
     parser.add_argument("--prefill-chips", type=options.count, metavar="P", help="a prefill pool of P chips")
     parser.add_argument("--ttft-ms", type=options.milliseconds, metavar="X", help="target time to first token, ms")
     parser.add_argument("--tpot-ms", type=options.milliseconds, metavar="X", help="target time per output token, ms")

@@ -110,5 +110,6 @@ def _from_percentiles(name: str, segment: int | None) -> RequestTrace:
     prompts, answers = (
         np.rint(np.interp(shares, PERCENTILES, kept)).astype(np.int64) for kept in DATASET_PERCENTILES[name]
     )
-    answers = answers[np.random.default_rng(0).permutation(count)]
+    rng = np.random.default_rng(0)  # in no order, the pairs independent: the first n are a fair sample
+    prompts, answers = prompts[rng.permutation(count)], answers[rng.permutation(count)]
     return RequestTrace(name=name, arrival_s=None, prompt_tokens=prompts, output_tokens=answers, source=DATASET_SOURCE)
