@@ -95,5 +95,20 @@ SYMBOLS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("optimizer steps and tokens to a target loss", "steps, tokens", r"S, E", "steps, tokens"),
     ("loss", "loss_nats", r"\mathcal{L}", "nats"),
+    ("KV-cache bytes per cached token", "model.kv_bytes_per_token(dtype)", r"q_{\mathrm{kv}}", "B/token"),
+    (
+        "activation HBM bytes of a decode step per sequence",
+        "(in compute_bound_batch)",
+        r"q_{\mathrm{act}}",
+        "B/sequence",
+    ),
+    (
+        "attention FLOPs per cached token of a decode step",
+        "(in compute_bound_batch)",
+        r"f_{\mathrm{attn}}",
+        "FLOP/token",
+    ),
+    ("batch at which decoding turns compute-bound", "compute_bound_batch", r"b^*", "sequences"),
+    ("context beyond which no batch turns compute-bound", "memory_bound_context", r"s^*", "tokens"),
 )
 """(quantity, name in code, symbol in the book, unit) for every quantity the book names."""
