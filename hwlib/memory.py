@@ -256,7 +256,7 @@ def deployment_chips(
 
 
 def deployment_name(n_chips: Number, chip: Chip) -> str | np.ndarray:
-    """Name of the deployment of ``n_chips`` chips, e.g. 'v5litepod-16 (4x4)' or '2 x 8-GPU node'.
+    """Name of the deployment of ``n_chips`` chips, e.g. 'v5litepod-16 (4x4)' or '2 × 8-GPU node'.
 
     ``n_chips`` must be one of the sizes :func:`deployment_chips` returns. Explained in
     the chapter :ref:`ch-hbm-budgets`.
@@ -277,7 +277,7 @@ def deployment_name(n_chips: Number, chip: Chip) -> str | np.ndarray:
         )
     names = np.array([f"{n} ({t})" for n, t in zip(plan.names, plan.topologies)])
     base = names[-1] if plan.kind == "slice" else np.array(f"{sizes[-1]}-GPU node")
-    groups = np.char.add(np.char.add((counts // sizes[-1]).astype(str), " x "), base)
+    groups = np.char.add(np.char.add((counts // sizes[-1]).astype(str), " × "), base)
     result = np.where(listed, names[index], groups)
     return str(result) if result.ndim == 0 else result
 

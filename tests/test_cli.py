@@ -149,7 +149,7 @@ def test_memory_of_llama_3_70b_on_h100_is_the_librarys():
         f"{pooled:,}",
         f"{deployed:,} chips ({hw.deployment_name(deployed, chip)})",
     ]
-    assert (pooled, deployed, hw.deployment_name(deployed, chip)) == (17, 24, "3 x 8-GPU node")
+    assert (pooled, deployed, hw.deployment_name(deployed, chip)) == (17, 24, "3 × 8-GPU node")
     sharded = hw.deployment_chips(held.n_chips * hw.usable_bytes(chip, usable), chip, usable)
     assert row(out, "fewest chips, zero-3 + activations") == [
         f"{held.n_chips:,}",

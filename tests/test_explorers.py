@@ -264,7 +264,7 @@ def test_serving_explorer_reports_the_step_and_the_plan():
     assert hw.format_seconds(step.time_s) in explorer.summary.value
     assert f"{step.tokens_per_s:,.0f} / {step.tokens_per_s_per_chip:,.0f}" in explorer.summary.value
     largest = hw.max_batch(llama, h100, 4096, 8, "fp8", "fp8")
-    assert f"<b>{largest:,}</b>" in explorer.summary.value and "1 x 8-GPU node" in explorer.summary.value
+    assert f"<b>{largest:,}</b>" in explorer.summary.value and "1 × 8-GPU node" in explorer.summary.value
     explorer.chip.value = hw.chip("TPU v5e")  # the chips control follows the chip's slice sizes
     assert explorer.n_chips.options == hw.tensor_parallel_sizes(llama, hw.chip("TPU v5e"))
     assert "no sourced fp8 peak" in explorer.summary.value

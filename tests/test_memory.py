@@ -227,7 +227,7 @@ def test_deployments():
     assert list(hw.deployment_chips(state, V5E_DOC)) == [1, 4, 8, 16, 16, 32, 256, 512]
     on_h100 = np.array([1, 8, 9, 17, 256, 257]) * hw.usable_bytes(H100)
     assert list(hw.deployment_chips(on_h100, H100)) == [8, 8, 16, 24, 256, 264]
-    assert list(hw.deployment_name([16, 24], H100)) == ["2 x 8-GPU node", "3 x 8-GPU node"]
+    assert list(hw.deployment_name([16, 24], H100)) == ["2 × 8-GPU node", "3 × 8-GPU node"]
     assert hw.deployment_name(4, hw.chip("v5p")) == "v5p-8 (2x2x1)"
     assert hw.deployment(hw.chip("v6e")).sizes[-1] == 256
     for plan in hw.deployments():

@@ -131,7 +131,7 @@ def test_kv_heads_are_replicated_beyond_n_kv_heads_chips():
 def test_serving_chips_finds_the_fewest_that_hold_and_meet_the_target():
     plan = hw.serving_chips(LLAMA70, H100, 4096, batch=[1, 32, 256], tpot_target_s=0.05, by="bound")
     assert list(plan.n_chips) == [4, 4, 8]  # 141 GB of bf16 weights overflow 80 % of two 80 GB GPUs
-    assert list(plan.deployment) == ["4 of 8 GPUs in one node"] * 2 + ["1 x 8-GPU node"]
+    assert list(plan.deployment) == ["4 of 8 GPUs in one node"] * 2 + ["1 × 8-GPU node"]
     assert np.all(plan.batch >= [1, 32, 256]) and np.all(plan.time_per_token_s <= 0.05)
     np.testing.assert_array_equal(plan.batch, plan.max_batch)  # at 50 ms per token memory, not time, limits
     np.testing.assert_allclose(plan.tokens_per_s, plan.batch / plan.time_per_token_s)

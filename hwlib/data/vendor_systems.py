@@ -138,7 +138,7 @@ def _nodes(key: str, chip_key: str, source: str, quoted: str) -> Deployment:
         kind="node",
         chip_keys=(chip_key,),
         sizes=(8,),
-        names=("1 x 8-GPU node",),
+        names=("1 × 8-GPU node",),
         topologies=("8 GPUs, NVLink/Infinity Fabric",),
         beyond="8-GPU nodes joined by the cluster network",
         source=source,
