@@ -6,7 +6,9 @@ load: it must come with no JavaScript error and no request to any other host (th
 offline; Chromium resolves no other host name); figures load, math is typeset, widgets render from
 their saved state, explorers say they are saved and fit the page (and, with the same page narrowed
 to 390 px, a phone), solutions stay folded until clicked, glued numbers are present and internal
-links resolve. A full-page screenshot of each page, taken as it loads, goes to _build/screenshots/.
+links resolve; display equations, tables and code fit or scroll at 1200 px and at 390 px (the page
+never scrolls sideways) and captions have WCAG AA contrast in light and dark mode. A full-page
+screenshot of each page, taken as it loads, goes to _build/screenshots/.
 
 Without Chromium (Debian's `chromium` package) or Playwright these tests are skipped with one
 message, except under CI=true, where a missing browser fails the run.
@@ -306,6 +308,109 @@ def test_solutions_are_folded_until_clicked(visit):
         assert not body.is_visible(), f"solution {index} is open before a click"
         solution.locator(".admonition-title").click()
         body.wait_for(state="visible", timeout=5_000)
+
+
+# --- wide content at a desktop's width and a phone's: it fits or scrolls, never cut off or off the page ---
+
+WIDTHS = {"desktop": {"width": 1200, "height": 900}, "phone": PHONE}
+WIDE_CONTENT = """() => {
+  // each display equation, table and code block: it fits its container, or an element around it (inside the
+  // article, itself inside the article's column) scrolls sideways; and the page itself does not scroll sideways
+  const problems = [], article = document.querySelector("article"), column = article.getBoundingClientRect();
+  const describe = el => {
+    const labelled = el.closest("[id]");
+    const caption = el.querySelector(":scope > caption");
+    return `${el.tagName.toLowerCase()}${labelled ? " in #" + labelled.id : ""}` +
+           `${caption ? ' "' + caption.textContent.trim().slice(0, 50) + '"' : ""}`;
+  };
+  const scroller = el => {
+    for (let node = el; node && node !== article; node = node.parentElement)
+      if (["auto", "scroll"].includes(getComputedStyle(node).overflowX)) return node;
+    return null;
+  };
+  const items = [
+    ...Array.from(article.querySelectorAll("mjx-container[display]"), el => [el, el.querySelector("mjx-math") || el]),
+    ...Array.from(article.querySelectorAll("table, pre"), el => [el, el]),
+  ];
+  for (const [el, content] of items) {
+    const box = el.getBoundingClientRect();
+    if (!box.width) continue;  // not shown (an unopened dropdown)
+    const width = Math.max(content.getBoundingClientRect().width, el.scrollWidth);
+    const around = scroller(el);
+    if (around) {
+      const r = around.getBoundingClientRect();
+      if (r.left < column.left - 1 || r.right > column.right + 1)
+        problems.push(`${describe(el)}: scrolls in a box at ${Math.round(r.left)}..${Math.round(r.right)} px, ` +
+                      `outside the column ${Math.round(column.left)}..${Math.round(column.right)} px`);
+    } else if (width > el.parentElement.clientWidth + 1 || box.right > column.right + 1) {
+      problems.push(`${describe(el)}: ${Math.round(width)} px wide in ${el.parentElement.clientWidth} px ` +
+                    "that does not scroll");
+    }
+  }
+  const page = document.scrollingElement.scrollWidth;
+  if (page > window.innerWidth + 1) problems.push(`the page scrolls sideways: ${page} px in ${window.innerWidth} px`);
+  return problems;
+}"""
+
+
+@pytest.mark.parametrize("width", WIDTHS)
+def test_wide_equations_tables_and_code_fit_or_scroll(visit, width):
+    """At 1200 px and at 390 px, with every dropdown open: no display equation, table or code block is wider
+    than its container unless that container scrolls sideways (inside the text's column), and the page does not
+    scroll sideways. Runs after the solutions are opened."""
+    visit.page.evaluate("document.querySelectorAll('article details').forEach(d => d.open = true)")
+    visit.page.set_viewport_size(WIDTHS[width])
+    try:
+        problems = visit.page.evaluate(WIDE_CONTENT)
+    finally:
+        visit.page.set_viewport_size({"width": 1280, "height": 900})
+    assert problems == [], f"at {WIDTHS[width]['width']} px: {problems}"
+
+
+CAPTION_CONTRAST = r"""() => {
+  // WCAG contrast of each caption's text (figures, tables, code) against the background it is drawn on
+  const rgba = c => { const m = c.match(/rgba?\(([^)]*)\)/); if (!m) return null;
+    const p = m[1].split(/[\s,\/]+/).filter(Boolean).map(Number); return [p[0], p[1], p[2], p.length > 3 ? p[3] : 1]; };
+  const over = (top, under) => [0, 1, 2].map(i => top[i] * top[3] + under[i] * (1 - top[3])).concat([1]);
+  const luminance = rgb => rgb.slice(0, 3).map(v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4)
+                                .reduce((sum, v, i) => sum + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const background = el => {
+    const layers = [];
+    for (let node = el; node; node = node.parentElement) {
+      const colour = rgba(getComputedStyle(node).backgroundColor);
+      if (colour && colour[3] > 0) { layers.push(colour); if (colour[3] >= 1) break; }
+    }
+    return layers.reverse().reduce((under, layer) => over(layer, under), [255, 255, 255, 1]);
+  };
+  const found = [];
+  for (const caption of document.querySelectorAll("article :is(figcaption, caption, .caption, .code-block-caption)"))
+    for (const el of [caption, ...caption.querySelectorAll("*:not(.headerlink):not(.headerlink *)")]) {
+      if (!Array.from(el.childNodes).some(n => n.nodeType === 3 && n.textContent.trim()) || !el.getClientRects().length)
+        continue;
+      const style = getComputedStyle(el), under = background(el);
+      let colour = rgba(style.color);
+      colour = over([...colour.slice(0, 3), colour[3] * Number(style.opacity)], under);
+      const [light, dark] = [luminance(colour), luminance(under)].sort((a, b) => b - a);
+      found.push({text: el.textContent.trim().slice(0, 50), ratio: (light + 0.05) / (dark + 0.05)});
+    }
+  return found;
+}"""
+
+
+@pytest.mark.parametrize("mode", ["light", "dark"])
+def test_captions_have_enough_contrast(visit, mode):
+    """Every figure and table caption's text has at least WCAG AA's 4.5:1 contrast with its background, in the
+    theme's light mode and its dark mode."""
+    before = visit.page.evaluate("document.documentElement.dataset.theme")
+    visit.page.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
+    try:
+        captions = visit.page.evaluate(CAPTION_CONTRAST)
+    finally:
+        visit.page.evaluate(f"document.documentElement.dataset.theme = '{before}'")
+    if not captions:
+        pytest.skip("no caption on this page")
+    low = [(c["text"], round(c["ratio"], 2)) for c in captions if c["ratio"] < 4.5]
+    assert low == [], f"captions under 4.5:1 in {mode} mode: {low}"
 
 
 def test_explorers_fit_a_phone_screen(visit):

@@ -36,14 +36,15 @@ def test_repository_url_from_origin(monkeypatch, origin, expected):
 
 
 def test_launch_buttons_only_for_a_web_repository(monkeypatch):
-    config = types.SimpleNamespace(html_theme_options={})
+    config = types.SimpleNamespace(html_theme_options={}, myst_substitutions={})
     _origin(monkeypatch, "/work/main")
     book_html._repository_buttons(None, config)
-    assert config.html_theme_options == {}
+    assert config.html_theme_options == {} and config.myst_substitutions == {"repository": "the repository"}
     _origin(monkeypatch, "git@github.com:org/book.git")
     monkeypatch.setenv("BOOK_JUPYTERHUB_URL", "https://hub.example.edu")
     book_html._repository_buttons(None, config)
     options = config.html_theme_options
+    assert config.myst_substitutions["repository"] == "[the repository](https://github.com/org/book)"
     assert options["repository_url"] == "https://github.com/org/book" and options["use_repository_button"]
     assert (
         options["launch_buttons"]["binderhub_url"]

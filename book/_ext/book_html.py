@@ -1,5 +1,7 @@
 """Sphinx extension: what the book's HTML pages need beyond Jupyter Book's defaults.
 
+- Layout: book/_static/layout.css (after web/css/book.css) lets wide tables, display equations and code
+  scroll inside the page rather than run off it or get cut, at a desktop's width and a phone's.
 - Offline: serves the book's own copies of MathJax, require.js and the widget manager
   (copied from npm into web/static by `make`), points require.js at them (so the manager
   finds its modules and fonts there, whatever the page's depth), and adds a shim that lets
@@ -12,7 +14,8 @@
   wheel, built into `_downloads/` at the start of the build, or from the repository.
 - Repository link and launch buttons, configured for the repository the book is built
   from: its `origin` remote, when that is a web URL (a local clone has none, and then no
-  such buttons). Binder runs the chapters from requirements.txt; a JupyterHub button
+  such buttons); the substitution `{{ repository }}` links it where a page sends readers
+  to it. Binder runs the chapters from requirements.txt; a JupyterHub button
   appears when BOOK_JUPYTERHUB_URL names the hub.
 - The PDF book offered for download: once `make pdf` has built `_build/latex/book.pdf`, the
   HTML build copies it to the site's root and each page's download menu links to it (no PDF,
@@ -326,6 +329,8 @@ def _repository_url() -> str:
 
 def _repository_buttons(app, config):
     url = _repository_url()
+    link = f"[the repository]({url})" if url else "the repository"
+    config.myst_substitutions = {**config.myst_substitutions, "repository": link}
     if not url:
         return
     config.html_theme_options.update(
@@ -344,9 +349,15 @@ def _repository_buttons(app, config):
 
 def setup(app):
     app.config.html_static_path.extend(
-        [str(ROOT / "web" / "static"), str(ROOT / "web" / "js"), str(ROOT / "web" / "css")]
+        [
+            str(ROOT / "web" / "static"),
+            str(ROOT / "web" / "js"),
+            str(ROOT / "web" / "css"),
+            str(ROOT / "book" / "_static"),
+        ]
     )
     app.add_css_file("book.css")
+    app.add_css_file("layout.css")  # book/_static: wide tables, equations and code on a wide screen and a phone
     app.add_js_file(None, priority=100, body=REQUIRE_CONFIG)
     app.add_js_file("mathjax2-hub-shim.js", priority=600, defer="defer")
     app.connect("html-page-context", _drop_repeated_scripts, priority=900)

@@ -140,8 +140,10 @@ def plot_kv_per_token(
     _require_models(models)
     ax = new_axes(ax, (7.5, 0.2 * len(models) * len(dtypes) + 1.0))
     height = 0.8 / len(dtypes)
+    largest = 0.0
     for index, (dtype, colour) in enumerate(zip(dtypes, PALETTE)):
         values = np.array([kv_cache_bytes(1, record, dtype=dtype) for record in models]) / KiB
+        largest = max(largest, float(values.max()))
         bars = ax.barh(np.arange(len(models)) + index * height, values, height=height * 0.92, color=colour, label=dtype)
         ax.bar_label(bars, labels=[f"{v:,.4g}" for v in values], padding=2, fontsize=7)
     ax.set_yticks(
@@ -149,8 +151,10 @@ def plot_kv_per_token(
     )
     ax.invert_yaxis()
     ax.set(xscale="log", xlabel="KV cache per token (KiB, log scale)")
+    ax.set_xlim(right=largest * 2.5)  # room for the longest bar's label
     ax.grid(axis="y", visible=False)
-    ax.legend(title="KV dtype", loc="lower right", fontsize=8)
+    # above the bars, in one row: no corner of the axes is free of bars for every set of models
+    ax.legend(title="KV dtype", loc="lower center", bbox_to_anchor=(0.5, 1.0), ncol=len(dtypes), fontsize=8)
     return ax
 
 

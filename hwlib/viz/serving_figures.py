@@ -86,6 +86,7 @@ def plot_latency_throughput(
         raise ValueError("systems must list at least one (chip, n_chips, precision)")
     sizes = np.atleast_1d(positive("batches", batches, integral=True)).astype(np.int64)
     ax = new_axes(ax, (7.0, 5.2))
+    ends = []
     for colour, (chip, n_chips, precision) in zip(PALETTE, systems):
         curve = serving_curve(
             model, require_chip(chip), context_len, sizes, n_chips, include_largest=True, **_precision(precision)
@@ -101,16 +102,9 @@ def plot_latency_throughput(
             color=colour,
             ms=3.5,
             lw=1.8,
-            label=f"{n_chips} x {chip.label}, {precision}: up to batch {curve.batches[shown][-1]:,}",
+            label=f"{n_chips} × {chip.label}, {precision}: up to batch {curve.batches[shown][-1]:,}",
         )
-        ax.annotate(
-            f"{curve.batches[shown][-1]:,}",
-            (x[-1], y[-1]),
-            textcoords="offset points",
-            xytext=(4, 2),
-            fontsize=7.5,
-            color=colour,
-        )
+        ends.append((x[-1], y[-1], f"{curve.batches[shown][-1]:,}", colour))
     ax.set(
         xscale="log",
         yscale="log",
@@ -121,5 +115,30 @@ def plot_latency_throughput(
     ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
     ax.xaxis.set_minor_locator(NullLocator())
+    if ends:  # room right of the last points for their labels
+        ax.set_xlim(right=max(end[0] for end in ends) * 1.45)
     ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2, fontsize=7.5, frameon=False)
+    label_ends(ax, ends)
     return ax
+
+
+def label_ends(ax: plt.Axes, ends: Sequence[tuple[float, float, str, str]], gap_pt: float = 9.0) -> None:
+    """Label each line's last point, ``ends`` = (x, y, text, colour), just right of it; labels that would
+    overlap (two lines ending close together) are moved apart vertically, ``gap_pt`` points at least."""
+    figure = ax.figure
+    figure.draw_without_rendering()  # the layout settles, so points on the page are final
+    points_per_pixel = 72.0 / figure.dpi
+    heights = [ax.transData.transform((x, y))[1] * points_per_pixel for x, y, _, _ in ends]
+    lowest = -np.inf
+    for height, (x, y, text, colour) in sorted(zip(heights, ends), key=lambda pair: pair[0]):
+        placed = max(height, lowest + gap_pt)
+        lowest = placed
+        ax.annotate(
+            text,
+            (x, y),
+            textcoords="offset points",
+            xytext=(4, placed - height),
+            va="center",
+            fontsize=7.5,
+            color=colour,
+        )
