@@ -24,7 +24,8 @@ from hwlib.units import GiB
 
 def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
     """Measured serving runs beside the model's throughput bound and forecast: tokens/s, the share of the bound
-    reached, the forecast's error, and for runs of unstated prompt length the longest mean prompt the bound allows.
+    reached, the forecast's error, and for runs of unstated prompt length ("?") the longest mean prompt the bound
+    allows.
     Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
     runs = all_serving_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
@@ -37,9 +38,9 @@ def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFram
     lengths = [
         f"{run.input_len:,} / {run.output_len:,.0f}"
         if run.input_len is not None
-        else f"prompt not stated; answer {run.output_len:,.0f} on average"
+        else f"? / {run.output_len:,.0f} (mean)"
         if run.output_len is not None
-        else "not stated"
+        else "? / ?"
         for run in runs
     ]
     return pd.DataFrame(
@@ -103,7 +104,7 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
                 "run": f"{run.model.name}, {step.n_chips:,} chips",
                 "source": run.source.split(",")[0],
                 "mesh": str(step.mesh),
-                "batch x sequence": f"{run.global_batch_sequences:,} x {run.seq_len:,}",
+                "batch × sequence": f"{run.global_batch_sequences:,} × {run.seq_len:,}",
                 "metric": label,
                 "measured": run.measured.value * scale,
                 "bound": bound * scale,

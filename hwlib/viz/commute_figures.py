@@ -80,7 +80,7 @@ def plot_step_intensity(
         yscale="log",
         xlim=tokens_range,
         ylim=(0.3, 5000),
-        xlabel="tokens per weight visit T (micro-batch x sequence length, per device)",
+        xlabel="tokens per weight visit T (micro-batch × sequence length, per device)",
         ylabel="HBM intensity of forward + backward (FLOP/byte)",
     )
     ax.legend(loc="lower right", title=f"traffic model on {chip.label}", title_fontsize=8.5)

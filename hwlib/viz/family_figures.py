@@ -253,7 +253,7 @@ def plot_experts_touched(
     ax.set(
         xscale="log",
         ylim=(0, 102),
-        xlabel="tokens in the step (batch x new tokens)",
+        xlabel="tokens in the step (batch × new tokens)",
         ylabel="matmul weights the step reads (%)",
     )
     _token_ticks(ax, counts)
