@@ -4,6 +4,7 @@
   paper holds 86 characters, 83 inside an exercise's solution; book/_latex/hwbook.sty), and the HTML page
   scrolls it. Seen: every code cell without a remove-cell or remove-input tag (solutions included) and every
   fenced code block in the prose.
+- No code cell the reader sees calls glue: it goes in a removed cell, which the PDF leaves out too.
 - No prose line starts with `%`: MyST takes it for a comment and the line vanishes from the page.
 - The source documents are asides: no `doc000`, `doc002` or `hw.doc` in a code cell the reader sees or in prose
   outside the admonition of class source-aside (the appendices, which reproduce the documents, may name them).
@@ -173,6 +174,20 @@ def test_no_prose_line_starts_with_a_percent_sign(path):
     assert swallowed == [], "prose lines MyST drops as comments (move the % off the line start):\n" + "\n".join(
         swallowed
     )
+
+
+GLUE_CALL = re.compile(r"\bglue\(")
+
+
+@PAGES
+def test_glue_stays_out_of_the_code_the_reader_sees(path):
+    """Glue is bookkeeping: it goes in a removed cell (which the PDF leaves out too), solutions included."""
+    seen = [
+        f"{_name(path)}:{line.number}: {line.text.strip()[:70]}"
+        for line in read_chapter(path)
+        if line.kind == "code" and line.visible and GLUE_CALL.search(line.text)
+    ]
+    assert seen == [], "glue in a cell the reader sees (move it to a remove-cell cell):\n" + "\n".join(seen)
 
 
 ROLE_TARGETS = re.compile(r"\{(?:glue(?::\w+)?|ref|numref|eq|doc|download|term)\}`[^`]*`")
