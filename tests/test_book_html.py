@@ -172,3 +172,20 @@ def test_the_download_menu_offers_the_wheel_beside_the_notebook():
     labels = [button["label"] for button in menu["buttons"]]
     assert labels == ["download-notebook-button", "download-hwlib-button", "download-source-button"]
     assert menu["buttons"][1]["url"] == f"../_downloads/{WHEEL}"
+
+
+def test_a_notebook_figure_is_described_by_its_caption_not_its_file_name():
+    from docutils import nodes
+
+    hashed = "../_images/" + "6c" * 32 + ".png"
+    figure = nodes.figure("", nodes.image(uri=hashed, alt=hashed), nodes.caption("", "KV cache per  token."))
+    loose = nodes.image(uri=hashed)
+    named = nodes.image(uri="images/ring.svg", alt="A ring of four chips.")
+    doctree = nodes.document(None, None)
+    doctree += [figure, loose, named]
+    book_html._describe_figures(None, doctree, "book/kv_cache")
+    assert [image["alt"] for image in doctree.findall(nodes.image)] == [
+        "KV cache per token.",
+        "A figure computed by hwlib",
+        "A ring of four chips.",
+    ]

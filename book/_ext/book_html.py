@@ -12,6 +12,7 @@
   that the download menu offers ".ipynb" beside ".md" (the theme does this only when
   launch buttons are configured). The copy's first cell says how to install hwlib: from its
   wheel, built into `_downloads/` at the start of the build, or from the repository.
+- Figures' alt text: a notebook figure's caption, not its hashed file name.
 - Repository link and launch buttons, configured for the repository the book is built
   from: its `origin` remote, when that is a web URL (a local clone has none, and then no
   such buttons); the substitution `{{ repository }}` links it where a page sends readers
@@ -315,6 +316,27 @@ def _tables_as_latex(app, doctree, docname):
             table["classes"].append("colwidths-given")
 
 
+HASHED_NAME = re.compile(r"(?:.*/)?[0-9a-f]{32,}\.\w+")
+
+
+def _describe_figures(app, doctree, docname):
+    """A notebook figure has no alt text, so the page shows its hashed file name; give it the figure's caption."""
+    from docutils import nodes
+
+    for image in doctree.findall(nodes.image):
+        if not HASHED_NAME.fullmatch(image.get("alt") or image.get("uri", "")):
+            continue
+        figure = next((n for n in _ancestors(image) if isinstance(n, nodes.figure)), None)
+        caption = next(iter(figure.findall(nodes.caption)), None) if figure is not None else None
+        image["alt"] = " ".join(caption.astext().split()) if caption is not None else "A figure computed by hwlib"
+
+
+def _ancestors(node):
+    while node.parent is not None:
+        node = node.parent
+        yield node
+
+
 def _repository_url() -> str:
     """The `origin` remote as an https URL, or "" when there is none."""
     try:
@@ -366,6 +388,7 @@ def setup(app):
     app.connect("html-page-context", _wheel_in_download_menu, priority=502)
     app.connect("config-inited", _repository_buttons)
     app.connect("doctree-resolved", _tables_as_latex)
+    app.connect("doctree-resolved", _describe_figures)
     app.add_config_value("book_pdf", "", "html")
     app.connect("config-inited", _note_pdf)
     app.connect("html-page-context", _offer_pdf, priority=502)
