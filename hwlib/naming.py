@@ -66,7 +66,12 @@ SYMBOLS: tuple[tuple[str, str, str, str], ...] = (
     ("activation HBM bytes per token per unit d", "a", r"a", "B/token"),
     ("optimizer HBM bytes per parameter per step", "b_opt", r"b_{\mathrm{opt}}", "B/parameter"),
     ("all-reduce bytes per parameter per step", "b_ar", r"b_{\mathrm{ar}}", "B/parameter"),
-    ("weight-side HBM bytes of a layer step", "step.weight_hbm_bytes", r"Q_W", "B"),
+    (
+        "weight-side HBM bytes of a step (a layer step; a decode step's matmul weights)",
+        "step.weight_hbm_bytes",
+        r"Q_W",
+        "B",
+    ),
     ("activation HBM bytes of a layer step", "step.activation_hbm_bytes", r"Q_A", "B"),
     ("share of on-chip memory that holds GEMM blocks", "on_chip_fraction", r"\phi", "1"),
     ("on-chip elements a GEMM blocks into", "blocking_elements(chip)", r"Z", "elements"),
