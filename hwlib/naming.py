@@ -115,5 +115,28 @@ SYMBOLS: tuple[tuple[str, str, str, str], ...] = (
     ),
     ("batch at which decoding turns compute-bound", "compute_bound_batch", r"b^*", "sequences"),
     ("context beyond which no batch turns compute-bound", "memory_bound_context", r"s^*", "tokens"),
+    (
+        "fraction of peak a kernel reaches: matmul, attention, HBM, collectives (a part p's)",
+        "Efficiency.matmul, .attention, .hbm, .collective",
+        r"\eta_{\mathrm{mm}}, \eta_{\mathrm{att}}, \eta_{\mathrm{hbm}}, \eta_{\mathrm{coll}}, \eta_p",
+        "1",
+    ),
+    ("tile and wave quantization of a matmul", "tile_quantization", r"q", "1"),
+    ("slowdown of compute beside a collective", "Efficiency.overlap_slowdown", r"\sigma", "1"),
+    ("passes of elementwise kernels over the activations", "Efficiency.elementwise_passes", r"n_{\mathrm{pass}}", "1"),
+    ("share of a training step outside every modelled term", "Efficiency.unmodelled_share", r"\omega", "1"),
+    (
+        "pipeline bubble as a share of the compute",
+        "step.bubble_time_s / step.compute_time_s",
+        r"f_{\mathrm{bubble}}",
+        "1",
+    ),
+    (
+        "overheads of a serving step per layer and per sequence",
+        "Efficiency.layer_overhead_s, .sequence_overhead_s",
+        r"\tau_L, \tau_b",
+        "s",
+    ),
+    ("least time of an all-reduce", "Efficiency.small_allreduce_s", r"t_{\mathrm{AR,min}}", "s"),
 )
 """(quantity, name in code, symbol in the book, unit) for every quantity the book names."""
