@@ -15,7 +15,7 @@ from __future__ import annotations
 import types
 
 from hwlib import measure, viz  # loaded on first use: hw.viz.plot_roofline, hw.measure.measure_matmul
-from hwlib.calibration_fit import calibration
+from hwlib.calibration_fit import calibration, forecast_band
 from hwlib.collectives import (
     allreduce_time_s,
     collective_time_s,
@@ -28,13 +28,7 @@ from hwlib.collectives import (
 from hwlib.data import (
     Chip,
     Cluster,
-    Fabric,
     ModelShape,
-    ServingRun,
-    Sourced,
-    TrainingRecipe,
-    TrainingRun,
-    assumptions,
     chip,
     chips,
     cluster,
@@ -85,7 +79,6 @@ from hwlib.layer_model import (
     t_min_large_d,
 )
 from hwlib.memory import (
-    RECOMPUTE,
     activation_bytes,
     chips_needed,
     deployment_chips,
@@ -99,6 +92,7 @@ from hwlib.memory import (
     usable_bytes,
 )
 from hwlib.placement import group_topology
+from hwlib.precision import PRECISIONS, Precision
 from hwlib.roofline import (
     attainable_flops_per_s,
     elementwise_intensity,
@@ -109,11 +103,11 @@ from hwlib.roofline import (
     ridge_point,
     roofline_time_s,
 )
+from hwlib.serving.max_rate import max_arrival_rate
 from hwlib.serving.plan import largest_batch_within, serving_chips, serving_curve, tensor_parallel_sizes
 from hwlib.serving.simulate import simulate_serving
 from hwlib.serving.speculative import Speculation, speculative_tokens_per_step
 from hwlib.serving.step import (
-    PRECISIONS,
     compute_bound_batch,
     inference_step,
     kv_copies,
@@ -153,7 +147,6 @@ from hwlib.units import (
 )
 
 _SOURCE_MODULES = {
-    "hwlib.data.assumptions",
     "hwlib.data.doc000",
     "hwlib.data.doc002",
     "hwlib.data.literature",

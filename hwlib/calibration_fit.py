@@ -9,7 +9,8 @@ reader can expect on a new run is the error on runs the fit did not see: for eve
 without it (leave-one-out) and without every run of its source (leave-one-source-out; the source is the text
 before the first comma of ``run.source``). Runs that depend on something the model leaves out
 (``run.outside_model``), and serving runs whose prompt or answer lengths are not stated, are forecast and shown but
-neither fitted on nor counted in the errors. Chapter :ref:`ch-forecast`.
+neither fitted on nor counted in the errors. The same leave-one-source-out error, per kind of run (training or
+serving, dense or MoE, GPU or TPU), is the band ``forecast_band`` gives beside a forecast. Chapter :ref:`ch-forecast`.
 """
 
 from __future__ import annotations
@@ -18,10 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from hwlib._checks import one_of
 from hwlib.data import calibrated
+from hwlib.data import chip as find_chip
+from hwlib.data import cluster as find_cluster
 from hwlib.data import model as find_model
 from hwlib.data import serving_runs as all_serving_runs
 from hwlib.data import training_runs as all_training_runs
+from hwlib.data.records import CHIP_FAMILIES, FORECAST_DOMAINS, MODEL_KINDS, Chip, ModelShape, require, require_chip
 from hwlib.efficiency import Efficiency
 
 TRAINING_GRID = {"elementwise_passes": np.linspace(0.0, 16.0, 33), "unmodelled_share": np.linspace(0.0, 0.40, 41)}
@@ -40,14 +45,16 @@ TARGETS = {"training": (0.10, 0.25), "serving": (0.20, 0.40)}
 class Calibration:
     """The fitted values (``fitted``: name -> value, fitted on every run in the targets; ``stored``: the values
     ``hwlib.data.calibrated`` holds and every forecast uses), one table per domain (``training``, ``serving``: each
-    run's measurement, bound, forecast, leave-one-out and leave-one-source-out forecasts and errors), and the
-    ``summary`` of errors per domain. Chapter :ref:`ch-forecast`."""
+    run's kind, measurement, bound, forecast, leave-one-out and leave-one-source-out forecasts and errors), the
+    ``summary`` of errors per domain, and ``kinds``: per kind of run (domain, model, chip family) with runs in the
+    targets, the runs, sources, and mean and worst leave-one-source-out error (%). Chapter :ref:`ch-forecast`."""
 
     fitted: dict
     stored: dict
     training: object
     serving: object
     summary: object
+    kinds: object
 
 
 def _source(run: object) -> str:
@@ -87,7 +94,11 @@ def _fit(forecasts: np.ndarray, measured: np.ndarray, counted: np.ndarray, group
     return {"best": best, "all": forecasts[:, best], "loo": loo, "loso": loso}
 
 
-def _table(runs, measured, bound, fit, counted, groups, labels):
+def _model_kind(model: ModelShape) -> str:
+    return "MoE" if model.is_moe else "dense"
+
+
+def _table(runs, measured, bound, fit, counted, groups, labels, kinds):
     import pandas as pd
 
     def error(values: np.ndarray) -> np.ndarray:
@@ -97,6 +108,8 @@ def _table(runs, measured, bound, fit, counted, groups, labels):
         {
             "source": groups,
             "run": labels,
+            "model": [model for model, _ in kinds],
+            "chip family": [family for _, family in kinds],
             "measured": measured,
             "bound": bound,
             "forecast": fit["all"],
@@ -126,9 +139,10 @@ def _training() -> tuple[object, dict]:
     groups = [_source(run) for run in runs]
     fit = _fit(forecasts, measured, counted, groups)
     labels = [f"{run.model.name}, {int(np.prod(list(run.mesh.values()))):,} x {run.cluster_key}" for run in runs]
+    kinds = [(_model_kind(run.model), find_cluster(run.cluster_key).chip.family) for run in runs]
     index = np.unravel_index(fit["best"], shape)
     fitted = {name: float(TRAINING_GRID[name][i]) for name, i in zip(TRAINING_GRID, index)}
-    return _table(runs, measured, bound, fit, counted, groups, labels), fitted
+    return _table(runs, measured, bound, fit, counted, groups, labels, kinds), fitted
 
 
 def serving_in_targets(run: object) -> str:
@@ -159,7 +173,8 @@ def _serving() -> tuple[object, dict]:
     groups = [_source(run) for run in runs]
     fit = _fit(forecasts, measured, counted, groups)
     labels = [f"{find_model(run.model_key).name}, {run.system}, {run.precision}" for run in runs]
-    table = _table(runs, measured, bound, fit, counted, groups, labels)
+    kinds = [(_model_kind(find_model(run.model_key)), find_chip(run.chip_key).family) for run in runs]
+    table = _table(runs, measured, bound, fit, counted, groups, labels, kinds)
     table["why not"] = reasons
     index = np.unravel_index(fit["best"], shape)
     return table, {name: float(SERVING_GRID[name][i]) for name, i in zip(SERVING_GRID, index)}
@@ -186,6 +201,35 @@ def _summary(tables: dict) -> object:
     return pd.DataFrame(rows).T
 
 
+KIND_ERRORS = ("mean error, leave source out (%)", "worst, leave source out (%)")
+"""The columns of ``Calibration.kinds`` that hold the errors (beside ``runs`` and ``sources``)."""
+
+
+def _kinds(tables: dict) -> object:
+    import pandas as pd
+
+    rows = {}
+    for domain, table in tables.items():
+        counted = table[table["in targets"]]
+        for (model, family), runs in counted.groupby(["model", "chip family"]):
+            errors = runs["error, leave source out (%)"].abs()
+            rows[(domain, model, family)] = [len(runs), runs["source"].nunique(), errors.mean(), errors.max()]
+    index = pd.MultiIndex.from_tuples(rows, names=["domain", "model", "chip family"])
+    frame = pd.DataFrame(list(rows.values()), index=index, columns=["runs", "sources", *KIND_ERRORS])
+    return frame.astype({"runs": int, "sources": int})
+
+
+def forecast_error_lines(result: Calibration) -> str:
+    """The entries of ``FORECAST_ERRORS`` in ``hwlib/data/calibrated.py`` that ``result`` (``calibration()``) fits, as
+    the Python lines to paste there when a change to the runs or the model moves them. Chapter :ref:`ch-forecast`."""
+    mean, worst = KIND_ERRORS
+    return "\n".join(
+        f'    _error("{domain}", "{model}", "{family}", runs={int(row["runs"])}, sources={int(row["sources"])}, '
+        f"mean={row[mean] / 100:.3f}, worst={row[worst] / 100:.3f}),"
+        for (domain, model, family), row in result.kinds.iterrows()
+    )
+
+
 def calibration() -> Calibration:
     """Fit the forecast's open values on the measured runs and report its errors (see the module docstring).
 
@@ -207,4 +251,69 @@ def calibration() -> Calibration:
         training=training,
         serving=serving,
         summary=_summary(tables),
+        kinds=_kinds(tables),
     )
+
+
+@dataclass(frozen=True)
+class ForecastBand:
+    """How far off a forecast of one kind of run (``domain``, ``model``: "dense" or "MoE", ``family``: "GPU", "TPU",
+    or "" for a chip given inline) is on measured runs: the ``mean`` and ``worst`` absolute relative error
+    (fractions) over ``runs`` runs of the kind from ``sources`` sources, each source's runs left out of the fit in
+    turn. Where no run of the kind is measured, ``mean`` and ``worst`` are None and ``closest`` is the band of the
+    closest kind that is (None where there is none). ``text`` says it in one line. Chapter :ref:`ch-forecast`."""
+
+    domain: str
+    model: str
+    family: str
+    runs: int
+    sources: int
+    mean: float | None
+    worst: float | None
+    closest: ForecastBand | None
+    text: str
+
+
+def _kind_runs(domain: str, model: str, family: str) -> str:
+    return f"{family} {model} {domain} runs" if family else f"{model} {domain} runs on a chip given inline"
+
+
+def _measured_band(domain: str, model: str, family: str) -> ForecastBand | None:
+    record = {record.kind: record for record in calibrated.FORECAST_ERRORS}.get((domain, model, family))
+    if record is None:
+        return None
+    mean, worst = float(record.mean.value), float(record.worst.value)
+    plural = "s" if record.sources > 1 else ""
+    text = (
+        f"±{100 * mean:.0f} % (mean leave-source-out error over {record.runs} {_kind_runs(domain, model, family)} "
+        f"from {record.sources} source{plural}; worst {100 * worst:.0f} %)"
+    )
+    return ForecastBand(domain, model, family, record.runs, record.sources, mean, worst, None, text)
+
+
+def forecast_band(domain: str, model: ModelShape, chip: Chip) -> ForecastBand:
+    """The error band of a forecast of a ``domain`` ("training" or "serving") step of ``model`` on ``chip``: the
+    forecast's measured leave-one-source-out error on runs of the same kind (dense or MoE, GPU or TPU), stored in
+    ``hwlib.data.calibrated.FORECAST_ERRORS``. A kind with no measured runs gets no number: its text says the error
+    is unknown and names the closest measured kind's error as that (another model kind, then another chip family,
+    never the other domain). Chapter :ref:`ch-forecast`.
+    """
+    one_of("domain", domain, FORECAST_DOMAINS)
+    model_kind = _model_kind(require(ModelShape, "model", model, "hw.model('llama-3-8b')"))
+    family = require_chip(chip).family
+    band = _measured_band(domain, model_kind, family)
+    if band is not None:
+        return band
+    candidates = []
+    if family:
+        other_model = next(kind for kind in MODEL_KINDS if kind != model_kind)
+        other_family = next(kind for kind in CHIP_FAMILIES if kind != family)
+        candidates = [(other_model, family), (model_kind, other_family), (other_model, other_family)]
+    closest = next(filter(None, (_measured_band(domain, *kind) for kind in candidates)), None)
+    text = f"error unknown: no measured {_kind_runs(domain, model_kind, family)}"
+    if closest is not None:
+        text += (
+            f"; the closest measured kind, {closest.family} {closest.model} {domain}, is off by "
+            f"±{100 * closest.mean:.0f} % (worst {100 * closest.worst:.0f} %)"
+        )
+    return ForecastBand(domain, model_kind, family, 0, 0, None, None, closest, text)

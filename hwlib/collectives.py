@@ -114,6 +114,7 @@ class Ring:
     link_bytes_per_s: float
     latency_s: float = 0.0
     bidirectional: bool = False
+    where: str = ""
 
 
 @dataclass(frozen=True)
@@ -129,6 +130,7 @@ class Torus:
     latency_s: float = 0.0
     wraparound: tuple[bool, ...] = ()
     multi_axis: bool = True
+    where: str = ""
 
     @property
     def n_chips(self) -> int:
@@ -149,6 +151,7 @@ class Switch:
     bytes_per_s: float
     latency_s: float = 0.0
     reduction_latency_s: float | None = None
+    where: str = ""
 
 
 @dataclass(frozen=True)
@@ -162,6 +165,7 @@ class Hierarchy:
     inner: object
     outer: object
     pipelined: bool = False
+    where: str = ""
 
     @property
     def n_chips(self) -> int:

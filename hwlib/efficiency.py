@@ -29,6 +29,7 @@ from hwlib._checks import Number, as_real_array, describe, positive
 from hwlib.data import assumptions, calibrated, efficiencies, step_measurements
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Chip, KernelEfficiency, require_chip
+from hwlib.units import BYTES_PER_ELEMENT
 
 
 @dataclass(frozen=True)
@@ -43,8 +44,12 @@ class Efficiency:
     time outside every modelled term; ``layer_overhead_s``: seconds each layer adds to every serving step;
     ``kv_fraction``: share of the memory left after the weights that a serving engine gives its KV cache;
     ``overlap_slowdown``: how much longer compute takes while a collective runs beside it (0.2: 20 % longer);
-    ``quantization``: apply tile and wave quantization. Floats or arrays (a forecast then broadcasts over them).
-    Chapter :ref:`ch-forecast`.
+    ``quantization``: apply tile and wave quantization; ``attention_dtype``: the dtype whose peak attention kernels
+    run at ("bf16" by default, ``assumptions.ATTENTION_DTYPE``; "matmul": the matmuls' own); ``parts_overlap``: a
+    step's parts (weights, attention, activations) overlap as one roofline of their totals, as the bound assumes,
+    instead of running one after another as an engine's kernels do (the default). Floats or arrays (a
+    forecast then broadcasts over them). ``Efficiency.at_peak()`` is every term at its peak: the forecast is then the
+    bound. Chapter :ref:`ch-forecast`.
     """
 
     matmul: Number | None = None
@@ -59,6 +64,28 @@ class Efficiency:
     kv_fraction: Number | None = None
     overlap_slowdown: Number | None = None
     quantization: bool = True
+    attention_dtype: str | None = None
+    parts_overlap: bool = False
+
+    @classmethod
+    def at_peak(cls) -> Efficiency:
+        """Every rate at its peak, no floor, pass, overhead, slowdown or unmodelled share, no quantization,
+        attention at the matmuls' peak and a step's parts overlapping: a forecast at these values is its bound."""
+        return cls(
+            matmul=1.0,
+            attention=1.0,
+            hbm=1.0,
+            collective=1.0,
+            small_allreduce_s=0.0,
+            elementwise_passes=0.0,
+            unmodelled_share=0.0,
+            layer_overhead_s=0.0,
+            sequence_overhead_s=0.0,
+            overlap_slowdown=0.0,
+            quantization=False,
+            attention_dtype="matmul",
+            parts_overlap=True,
+        )
 
     def __post_init__(self) -> None:
         for name in ("matmul", "attention", "hbm", "collective", "kv_fraction"):
@@ -75,8 +102,14 @@ class Efficiency:
                 share = as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
                 if (share >= 1).any():
                     raise ValueError(f"Efficiency.{name} must be in [0, 1), got {describe(getattr(self, name))}")
-        if not isinstance(self.quantization, bool):
-            raise TypeError(f"Efficiency.quantization must be True or False, got {describe(self.quantization)}")
+        for name in ("quantization", "parts_overlap"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"Efficiency.{name} must be True or False, got {describe(getattr(self, name))}")
+        if self.attention_dtype not in (None, "matmul", *BYTES_PER_ELEMENT):
+            raise ValueError(
+                f"Efficiency.attention_dtype must be None, 'matmul' or a dtype {tuple(BYTES_PER_ELEMENT)}, "
+                f"got {describe(self.attention_dtype)}"
+            )
 
 
 def require_efficiency(efficiency: object) -> Efficiency:

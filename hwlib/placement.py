@@ -10,8 +10,10 @@ axes in the same order. Collective times are ``hw.collective_time_s`` on that to
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from hwlib._checks import whole_count
-from hwlib.collectives import collective_time_s, hierarchy, switch, torus
+from hwlib.collectives import Hierarchy, collective_time_s, hierarchy, switch, torus
 from hwlib.data import clusters, deployment
 from hwlib.data.literature import ICI_HOP_LATENCY, TORUS_WRAPAROUND_CHIPS
 from hwlib.data.records import Chip, Cluster, Fabric, ModelShape, require, require_chip
@@ -44,7 +46,24 @@ def serving_place(where: Chip | Cluster, model: ModelShape, n_chips: int) -> tup
             f"chip {chip.label} has no cluster record and no interconnect: tensor parallelism over n_chips > 1 "
             "needs one (pass a hw.cluster(...))"
         )
-    return chip, switch(count, chip.interconnect_bytes_per_s / 2, 0.0)
+    return chip, placed(switch(count, chip.interconnect_bytes_per_s / 2, 0.0), "node")
+
+
+PLACES = ("node", "network", "hierarchy", "torus", "dcn")
+"""Where a group runs: one node's switch, the NICs' network, a hierarchy of both, a TPU slice's torus axes, or the
+data-centre network between slices."""
+
+
+def placed(topology: object, where: str) -> object:
+    """``topology`` marked with where it runs (``PLACES``)."""
+    return replace(topology, where=where)
+
+
+def scope_of(topology: object) -> str:
+    """ "node" for a group inside one node or slice (its collectives reach ``collective_node``), "network" for one
+    that crosses NICs or slices. A topology built by hand (no ``where``) is a node's unless it is a hierarchy."""
+    where = getattr(topology, "where", "") or ("hierarchy" if isinstance(topology, Hierarchy) else "node")
+    return "node" if where in ("node", "torus") else "network"
 
 
 def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int, *, pipelined: bool = True) -> object:
@@ -68,16 +87,16 @@ def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int, *, pi
     node_size = cluster.node_size or n_chips
     outer = cluster.network
     if stride * size <= node_size:
-        return _switch(size, node)
+        return placed(_switch(size, node), "node")
     if outer is None:
         raise ValueError(
             f"a group of {size} chips at stride {stride} leaves {cluster.name}'s {node_size}-chip node, "
             "and the cluster has no network"
         )
     if stride >= node_size:
-        return _switch(size, outer)
+        return placed(_switch(size, outer), "network")
     inside = node_size // stride
-    return hierarchy(_switch(inside, node), _switch(size // inside, outer), pipelined=pipelined)
+    return placed(hierarchy(_switch(inside, node), _switch(size // inside, outer), pipelined=pipelined), "hierarchy")
 
 
 def _switch(size: int, fabric: Fabric) -> object:
@@ -114,12 +133,13 @@ def _sub_torus(cluster: Cluster, size: int, stride: int, n_chips: int) -> object
     if product != size:
         raise ValueError(f"a group of {size} chips at stride {stride} does not tile the {shape} slice")
     axes = sorted(taken.items())
-    return torus(
+    ring_axes = torus(
         tuple(length for _, length in axes),
         cluster.chip.ici_link_bytes_per_s,
         ICI_HOP_LATENCY.value,
         tuple(wraps and length == shape[axis] for axis, length in axes),
     )
+    return placed(ring_axes, "torus")
 
 
 def _primes(length: int) -> list[int]:

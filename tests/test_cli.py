@@ -30,6 +30,7 @@ TINY_CONFIG = {
     "vocab_size": 1000,
     "rms_norm_eps": 1e-5,
 }
+LLAMA8_ON_H100 = ["--model", "llama-3-8b", "--chip", "H100-SXM"]
 BAD_INPUT = [
     ("memory", ["--model", "no-such-model", "--chip", "H100-SXM"]),
     ("memory", ["--model", "llama-3-70b", "--chip", "no-such-chip"]),
@@ -40,12 +41,16 @@ BAD_INPUT = [
     ("memory", ["--config", "no/such/config.json", "--chip", "H100-SXM"]),
     ("serve", ["--model", "llama-3-70b", "--chip", "H100-SXM", "--precision", "fp64"]),
     ("serve", ["--model", "llama-3-70b", "--chip", "H100-SXM", "--batch", "-1"]),
-    ("serve", ["--model", "llama-3-70b", "--chip", "v5e", "--chips", "4", "--precision", "fp8"]),  # a KeyError
+    ("serve", ["--model", "llama-3-8b", "--chip", "v5e", "--chips", "4", "--precision", "fp8"]),  # a KeyError
     ("train", ["--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "dq=2"]),
     ("list", ["widgets"]),
     ("simulate", ["--model", "llama-3-8b", "--chip", "H100-SXM", "--acceptance", "0.5"]),
     ("simulate", ["--model", "llama-3-8b", "--chip", "H100-SXM", "--rate", "-3"]),
     ("simulate", ["--model", "llama-3-8b", "--chip", "H100-SXM", "--prefill-chips", "1"]),
+    ("simulate", [*LLAMA8_ON_H100, "--max-rate", "--ttft-ms", "500"]),  # --max-rate needs both targets
+    ("simulate", [*LLAMA8_ON_H100, "--max-rate", "--ttft-ms", "1", "--tpot-ms", "9", "--rate", "5"]),
+    ("simulate", [*LLAMA8_ON_H100, "--ttft-ms", "500", "--percentile", "90"]),  # --percentile needs --max-rate
+    ("simulate", [*LLAMA8_ON_H100, "--max-rate", "--ttft-ms", "1", "--tpot-ms", "9", "--percentile", "120"]),
 ]
 HELP_RUNS = [("--help",), *((command, "--help") for command in COMMANDS)]
 _RUNS: dict[tuple[str, ...], subprocess.CompletedProcess] = {}
@@ -88,6 +93,32 @@ def row(output: str, label: str) -> list[str]:
         if line.strip().startswith(label):
             return re.split(r"\s{2,}", line.strip()[len(label) :].strip())
     raise AssertionError(f"no line {label!r} in:\n{output}")
+
+
+def labels(output: str) -> list[str]:
+    """The labels of the answer's first block of fields (after the heading's blank line), in order."""
+    block = output.split("\n\n")[1]
+    return [re.split(r"\s{2,}", line.strip())[0] for line in block.splitlines()]
+
+
+ESTIMATES = re.compile(r"time|mfu|tokens_per_s")
+"""A field that is a time, an MFU or a rate: the CLI names each ``forecast_*`` or ``bound_*``."""
+
+
+def unnamed_estimates(answer: object) -> list[str]:
+    """The keys of a JSON answer or CSV row, outside its ``inputs``, that hold an estimate but do not say which."""
+    if isinstance(answer, list):
+        return [key for item in answer for key in unnamed_estimates(item)]
+    if not isinstance(answer, dict):
+        return []
+    found = []
+    for name, value in answer.items():
+        if name == "inputs":
+            continue
+        if ESTIMATES.search(name) and not name.startswith(("bound_", "forecast_")):
+            found.append(name)
+        found += unnamed_estimates(value)
+    return found
 
 
 def test_help_at_every_level_names_the_commands_options_defaults_and_an_example():
@@ -208,14 +239,23 @@ def test_serve_on_given_chips_is_inference_step():
     )
     model, chip = hw.model("llama-3-70b"), hw.chip("H100-SXM")
     step = hw.inference_step(model, chip, 16, 4096, 1, 8)
-    assert row(out, "time per output token")[0].startswith(hw.format_seconds(step.time_s) + " ")
-    assert row(out, "bound")[0].startswith(step.bound)
-    assert row(out, "tokens/s, system") == [f"{step.tokens_per_s:,.0f} tokens/s"]
-    assert row(out, "tokens/s per chip") == [f"{step.tokens_per_s_per_chip:,.0f} tokens/s"]
-    assert row(out, "time to first token") == [hw.format_seconds(hw.time_to_first_token_s(model, chip, 2048, 1, 8))]
+    first = hw.inference_step(model, chip, 1, 0, 2048, 8)
+    assert first.time_s == hw.time_to_first_token_s(model, chip, 2048, 1, 8)
+    assert row(out, "forecast") == [
+        f"{hw.format_seconds(step.forecast_time_s)} per output token, {step.forecast_tokens_per_s:,.0f} tokens/s; "
+        f"first token in {hw.format_seconds(first.forecast_time_s)}"
+    ]
+    assert row(out, "error band") == [hw.forecast_band("serving", model, chip).text]
+    assert row(out, "bound, the ceiling") == [
+        f"{hw.format_seconds(step.time_s)} per output token, {step.tokens_per_s:,.0f} tokens/s "
+        f"({step.tokens_per_s_per_chip:,.0f} tokens/s per chip); first token in {hw.format_seconds(first.time_s)}"
+    ]
+    assert row(out, "bound by")[0].startswith(step.bound)
     largest = hw.max_batch(model, chip, 4096, 8)
-    assert row(out, "largest batch that fits") == [f"{largest:,} sequences of 4,096 tokens"]
-    assert row(out, "target time per output token") == ["5 ms: " + ("met" if step.time_s <= 5e-3 else "MISSED")]
+    assert row(out, "fits in HBM") == [f"yes: batch 16 of at most {largest:,} sequences of 4,096 tokens"]
+    met = "met" if step.forecast_time_s <= 5e-3 else "MISSED"
+    assert row(out, "target time per output token") == [f"5 ms: {met} by the forecast"]
+    assert labels(out)[:4] == ["forecast", "error band", "bound, the ceiling", "bound by"]
 
 
 def test_serve_precision_names_are_forgiving():
@@ -224,7 +264,7 @@ def test_serve_precision_names_are_forgiving():
         hw.model("llama-3-8b"), hw.chip("H100"), 1, 4096, 1, 2, **hw.PRECISIONS["int8 weights and KV"]
     )
     assert "'int8 weights and KV'" in out
-    assert row(out, "tokens/s, system") == [f"{step.tokens_per_s:,.0f} tokens/s"]
+    assert row(out, "bound, the ceiling")[0].startswith(f"{hw.format_seconds(step.time_s)} per output token, ")
 
 
 def test_serve_without_chips_is_serving_chips():
@@ -249,17 +289,17 @@ def test_serve_without_chips_is_serving_chips():
     assert plan.n_chips >= 1 and plan.by == "forecast"
     assert row(out, "fewest chips") == [f"{plan.n_chips:,} ({plan.deployment})"]
     assert row(out, "batch within the target") == [f"{plan.batch:,} sequences ({plan.max_batch:,} fit in HBM)"]
-    assert row(out, "time per output token") == [
-        f"{hw.format_seconds(plan.forecast_time_per_token_s)} forecast at that batch (bound "
-        f"{hw.format_seconds(plan.time_per_token_s)})"
+    assert row(out, "forecast") == [
+        f"{hw.format_seconds(plan.forecast_time_per_token_s)} per output token, {plan.forecast_tokens_per_s:,.0f} "
+        f"tokens/s ({plan.forecast_tokens_per_s_per_chip:,.0f} tokens/s per chip); first token in "
+        f"{hw.format_seconds(plan.forecast_time_to_first_token_s)}"
     ]
-    assert row(out, "time to first token") == [
-        f"{hw.format_seconds(plan.forecast_time_to_first_token_s)} forecast "
-        f"(bound {hw.format_seconds(plan.time_to_first_token_s)})"
+    assert row(out, "bound, the ceiling") == [
+        f"{hw.format_seconds(plan.time_per_token_s)} per output token, {plan.tokens_per_s:,.0f} tokens/s "
+        f"({plan.tokens_per_s_per_chip:,.0f} tokens/s per chip); first token in "
+        f"{hw.format_seconds(plan.time_to_first_token_s)}"
     ]
-    assert row(out, "tokens/s, system") == [
-        f"{plan.forecast_tokens_per_s:,.0f} tokens/s forecast (bound {plan.tokens_per_s:,.0f} tokens/s)"
-    ]
+    assert labels(out) == ["fewest chips", "batch within the target", "forecast", "error band", "bound, the ceiling"]
     assert "met by the forecast" in out
 
 
@@ -268,12 +308,12 @@ def test_efficiency_flags_reach_the_forecast():
     out = ok("serve", "--model", "llama-3-70b", "--chip", "H100-SXM", "--chips", "8", "--efficiency", "hbm=0.5")
     slow = hw.inference_step(model, chip, 1, 4096, 1, 8, efficiency=hw.Efficiency(hbm=0.5))
     assert hw.format_seconds(slow.forecast_time_s) + " per output token" in row(out, "forecast")[0]
-    args = ("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8", "--json")
+    args = ("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2", "--json")
     tuned = json.loads(ok(*args, "--efficiency", "matmul=0.5,unmodelled_share=0,quantization=off"))
     step = hw.train_step(
         hw.model("llama-3-8b"),
         hw.cluster("hgx-h100-ndr"),
-        hw.Mesh(fsdp=8),
+        hw.Mesh(fsdp=8, pp=2),
         2**20,
         hw.doc002.SEQ_LEN,
         efficiency=hw.Efficiency(matmul=0.5, unmodelled_share=0.0, quantization=False),
@@ -285,8 +325,10 @@ def test_efficiency_flags_reach_the_forecast():
 
 
 def test_serve_says_when_no_size_meets_the_targets():
-    out = ok("serve", "--model", "llama-3.1-405b", "--chip", "v5e", "--tpot-ms", "0.001")
-    assert "no tensor-parallel size" in out
+    result = cli("serve", "--model", "llama-3.1-405b", "--chip", "v5e", "--tpot-ms", "0.001")
+    assert result.returncode == 1 and result.stderr == ""
+    assert labels(result.stdout) == ["fewest chips"] and "none: no tensor-parallel size" in result.stdout
+    assert "the largest within the targets" not in result.stdout
 
 
 def test_a_hugging_face_config(tmp_path):
@@ -300,7 +342,10 @@ def test_a_hugging_face_config(tmp_path):
     path.write_text(json.dumps({**TINY_CONFIG, "my_own_key": 3}))
     result = cli("serve", "--config", path, "--chip", "v5e", "--chips", "1", "--context", "512")
     step = hw.inference_step(shape, hw.chip("v5e"), 1, 512)
-    assert result.returncode == 0 and row(result.stdout, "tokens/s, system") == [f"{step.tokens_per_s:,.0f} tokens/s"]
+    assert (
+        result.returncode == 0
+        and f" {step.tokens_per_s:,.0f} tokens/s (" in row(result.stdout, "bound, the ceiling")[0]
+    )
     assert result.stderr.startswith("hwlib serve: warning: ") and "my_own_key" in result.stderr
     assert len(result.stderr.splitlines()) == 1
     path.write_text('{"model_type": "llama",')
@@ -349,18 +394,24 @@ def test_import_hwlib_cli_is_light_and_the_console_script_is_its_main():
 
 
 def test_train_is_train_step():
-    out = ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,tp=8")
-    step = hw.train_step(
-        hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8, tp=8), 2**20, hw.doc002.SEQ_LEN
-    )
-    assert row(out, "step time") == [hw.format_seconds(step.time_s)] and row(out, "MFU") == [f"{100 * step.mfu:.1f} %"]
-    assert row(out, "memory per chip") == [hw.format_bytes(step.memory_per_chip_bytes)]
-    assert row(out, "tokens/s") == [f"{step.tokens_per_s:,.0f} tokens/s"]
-    assert row(out, "fits") == ["yes" if step.fits else f"NO: {step.reason}"]
+    out = ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2")
+    model, cluster = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
+    step = hw.train_step(model, cluster, hw.Mesh(fsdp=8, pp=2), 2**20, hw.doc002.SEQ_LEN)
+    assert step.fits
+    assert row(out, "forecast") == [
+        f"MFU {100 * step.forecast_mfu:.1f} %, {hw.format_seconds(step.forecast_time_s)} per step, "
+        f"{step.forecast_tokens_per_s:,.0f} tokens/s"
+    ]
+    assert row(out, "error band") == [hw.forecast_band("training", model, cluster.chip).text]
+    assert row(out, "bound, the ceiling") == [
+        f"MFU {100 * step.mfu:.1f} %, {hw.format_seconds(step.time_s)} per step, {step.tokens_per_s:,.0f} tokens/s"
+    ]
+    assert row(out, "fits") == [f"yes: {hw.format_bytes(step.memory_per_chip_bytes)} per chip"]
+    assert labels(out)[:4] == ["forecast", "error band", "bound, the ceiling", "fits"]
     for name, time in step.comm_time_s.items():
         exposed = step.exposed_comm_time_s.get(name, 0.0)
         assert row(out, name) == [hw.format_seconds(time), hw.format_seconds(exposed) if exposed else "0 s"]
-    assert "bounds:" in out
+    assert "communication (bound)" in out
     result = cli("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--mesh", "dp=4")
     assert result.returncode == 2 and result.stderr.startswith("hwlib train: error: --mesh")
 
@@ -436,25 +487,36 @@ def test_every_command_answers_in_json_with_the_tables_fields_in_si_units(tmp_pa
         ok("serve", "--model", "llama-3-70b", "--chip", "H100-SXM", "--chips", "8", "--batch", "16", "--json")
     )
     step = hw.inference_step(hw.model("llama-3-70b"), hw.chip("H100-SXM"), 16, 4096, 1, 8)
-    assert serve["tokens_per_s"] == pytest.approx(step.tokens_per_s)
-    assert serve["memory_time_s"] == pytest.approx(step.memory_time_s) and serve["bound"] == step.bound
-    assert serve["compute_bound_batch"] is None and serve["batch_fits"] is True
+    assert serve["bound_tokens_per_s"] == pytest.approx(step.tokens_per_s)
+    assert serve["forecast_tokens_per_s"] == pytest.approx(step.forecast_tokens_per_s)
+    assert serve["bound_time_per_output_token_s"] == pytest.approx(step.time_s)
+    assert serve["forecast_time_per_output_token_s"] == pytest.approx(step.forecast_time_s)
+    assert serve["bound_memory_time_s"] == pytest.approx(step.memory_time_s) and serve["bound_by"] == step.bound
+    assert serve["compute_bound_batch"] is None and serve["fits"] is True and serve["reason"] == ""
+    assert (
+        serve["forecast_mean_error"] == hw.forecast_band("serving", hw.model("llama-3-70b"), hw.chip("H100-SXM")).mean
+    )
     assert "tpot_target_met" not in serve and serve["inputs"]["tpot_target_s"] is None
 
     train = json.loads(
-        ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,tp=8", "--json")
+        ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2", "--json")
     )
     step = hw.train_step(
-        hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8, tp=8), 2**20, hw.doc002.SEQ_LEN
+        hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8, pp=2), 2**20, hw.doc002.SEQ_LEN
     )
-    assert train["time_s"] == pytest.approx(step.time_s) and train["mfu"] == pytest.approx(step.mfu)
-    assert {c["collective"]: c["time_s"] for c in train["communication"]} == pytest.approx(step.comm_time_s)
-    assert train["inputs"]["mesh"]["tp"] == 8
+    assert train["bound_time_s"] == pytest.approx(step.time_s) and train["bound_mfu"] == pytest.approx(step.mfu)
+    assert train["forecast_time_s"] == pytest.approx(step.forecast_time_s)
+    assert train["forecast_mfu"] == pytest.approx(step.forecast_mfu) and train["fits"] is True
+    assert {c["collective"]: c["bound_time_s"] for c in train["communication"]} == pytest.approx(step.comm_time_s)
+    assert train["inputs"]["mesh"]["pp"] == 2
 
     plan = json.loads(ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--json"))
     _, feasible = _plan()
     assert [row["mesh"] for row in plan["meshes"]] == [str(mesh) for mesh, _ in feasible[:10]]
-    assert plan["meshes"][0]["time_s"] == pytest.approx(feasible[0][1].time_s) and plan["meshes"][0]["fits"]
+    assert plan["meshes"][0]["bound_time_s"] == pytest.approx(feasible[0][1].time_s) and plan["meshes"][0]["fits"]
+    assert plan["meshes"][0]["forecast_mfu"] == pytest.approx(feasible[0][1].forecast_mfu)
+    for answer in (serve, train, plan):
+        assert not unnamed_estimates(answer), unnamed_estimates(answer)
 
     chips = json.loads(ok("list", "chips", "--json"))["chips"]
     assert [c["key"] for c in chips] == [c.key for c in hw.chips("vendor")]
@@ -474,15 +536,74 @@ def test_tables_answer_in_csv():
     )
     _, feasible = _plan()
     assert [row["mesh"] for row in plan] == [str(mesh) for mesh, _ in feasible[:4]]
-    assert float(plan[0]["time_s"]) == pytest.approx(feasible[0][1].time_s) and int(plan[0]["fsdp"]) >= 1
+    assert float(plan[0]["bound_time_s"]) == pytest.approx(feasible[0][1].time_s) and int(plan[0]["fsdp"]) >= 1
+    assert float(plan[0]["forecast_time_s"]) == pytest.approx(feasible[0][1].forecast_time_s)
+    assert not unnamed_estimates(plan[0]) and {"bound_mfu", "forecast_mfu", "fits", "reason"} <= set(plan[0])
     memory = list(csv.DictReader(io.StringIO(ok("memory", "--model", "llama-3-8b", "--chip", "v5e", "--csv"))))
     assert [row["part"] for row in memory][-1] == "total" and memory[4]["bytes_per_param"] == ""
+    held = hw.training_memory(hw.model("llama-3-8b"), "zero_mixed_adam", hw.chip("v5e"), hw.doc002.SEQ_LEN)
+    assert {(row["fits"], row["reason"], row["n_chips"]) for row in memory} == {("True", "", str(held.n_chips))}
     models = list(csv.DictReader(io.StringIO(ok("list", "models", "--csv"))))
     assert [row["key"] for row in models] == [m.key for m in hw.models()]
     for command in ("serve", "train"):
         args = ["--chip", "v5e"] if command == "serve" else ["--cluster", "hgx-h100-ndr"]
         result = cli(command, "--model", "llama-3-8b", *args, "--csv")
         assert result.returncode == 2 and "use --json" in result.stderr and len(result.stderr.splitlines()) == 1
+
+
+def test_a_configuration_that_does_not_fit_says_so_first_prints_no_time_and_exits_1():
+    serve = cli("serve", "--model", "llama-3.1-405b", "--chip", "H100-SXM", "--chips", "4")
+    assert serve.returncode == 1 and serve.stderr == ""
+    assert labels(serve.stdout) == ["fits in HBM"] and row(serve.stdout, "fits in HBM")[0].startswith("NO: the weights")
+    assert not re.search(r"tokens/s|per output token|first token in| ms\b", serve.stdout)
+    data = json.loads(cli("serve", "--model", "llama-3.1-405b", "--chip", "H100-SXM", "--chips", "4", "--json").stdout)
+    assert list(data)[2:5] == ["fits", "reason", "max_batch"] and data["fits"] is False and data["max_batch"] == 0
+    assert not [key for key in data if ESTIMATES.search(key)]
+    crowded = cli("serve", "--model", "llama-3-70b", "--chip", "H100-SXM", "--chips", "8", "--batch", "100000")
+    largest = hw.max_batch(hw.model("llama-3-70b"), hw.chip("H100-SXM"), 4096, 8)
+    assert crowded.returncode == 1
+    assert row(crowded.stdout, "fits in HBM") == [
+        f"NO: batch 100,000 > the {largest:,} sequences of 4,096 tokens that fit"
+    ]
+    train = cli("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "64")
+    step = hw.train_step(hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(dp=64), 2**20, hw.doc002.SEQ_LEN)
+    assert train.returncode == 1 and not step.fits
+    assert labels(train.stdout) == ["fits"] and row(train.stdout, "fits") == [f"NO: {step.reason}"]
+    assert "MFU" not in train.stdout and "per step" not in train.stdout
+
+
+def test_memory_that_no_chips_hold_says_so_in_every_format():
+    args = ("memory", "--model", "llama-3-8b", "--chip", "H100-SXM", "--seq-len", "8192", "--batch", "2")
+    held = hw.training_memory(hw.model("llama-3-8b"), "zero_mixed_adam", hw.chip("H100-SXM"), 8192, 2)
+    assert held.n_chips is None
+    text = cli(*args)
+    assert text.returncode == 1 and labels(text.stdout) == ["fits"]
+    assert row(text.stdout, "fits") == [f"NO: {held.reason}"]
+    data = json.loads(cli(*args, "--json").stdout)
+    assert (data["fits"], data["reason"], data["n_chips"]) == (False, held.reason, None)
+    import csv
+    import io
+
+    rows = list(csv.DictReader(io.StringIO(cli(*args, "--csv").stdout)))
+    assert list(rows[0])[:3] == ["fits", "reason", "n_chips"]
+    assert {(row["fits"], row["reason"], row["n_chips"]) for row in rows} == {("False", held.reason, "")}
+
+
+def test_the_band_printed_is_the_runs_kind():
+    def band(*args: str) -> str:
+        return row(ok(*args), "error band")[0]
+
+    gpu = band("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2")
+    tpu = band("train", "--model", "llama-3-8b", "--cluster", "tpu-v5p", "--mesh", "fsdp=16,pp=2")
+    assert gpu == hw.forecast_band("training", hw.model("llama-3-8b"), hw.chip("H100-SXM")).text
+    assert tpu == hw.forecast_band("training", hw.model("llama-3-8b"), hw.chip("v5p")).text != gpu
+    assert "GPU dense training runs" in gpu and "TPU dense training runs" in tpu
+    moe = band("train", "--model", "mixtral-8x7b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2")
+    assert moe.startswith("error unknown: no measured GPU MoE training runs")
+    served = band("serve", "--model", "llama-3-8b", "--chip", "H100-SXM", "--chips", "1")
+    assert served.startswith("±") and "GPU dense serving runs" in served
+    plan = ok("plan", "--model", "mixtral-8x7b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--top", "1")
+    assert "error unknown: no measured GPU MoE training runs" in " ".join(plan.split())
 
 
 def test_serve_in_target_mode_echoes_the_batch_it_found():
@@ -492,13 +613,39 @@ def test_serve_in_target_mode_echoes_the_batch_it_found():
     assert f"decode: batch {plan.batch:,} (the largest within the targets; at least 4 asked)" in out
 
 
+def test_simulate_max_rate_is_max_arrival_rate_and_runs_there():
+    workload = ("--requests", "200", "--prompt", "512", "--output", "64", "--chunked-prefill", "--max-sequences", "64")
+    args = ("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", *workload)
+    targets = ("--ttft-ms", "100", "--tpot-ms", "20", "--max-rate", "--percentile", "90")
+    out = ok(*args, *targets)
+    options = dict(n_requests=200, prompt_len=512, output_len=64, chunked_prefill=True, max_sequences=64)
+    model, chip = hw.model("llama-3-8b"), hw.chip("H100-SXM")
+    found = hw.max_arrival_rate(model, chip, ttft_s=0.1, tpot_s=0.02, percentile=90, **options)
+    highest = row(out, "highest arrival rate")[0]
+    assert highest.startswith(f"{hw.format_number(found.arrival_rate_per_s, 3)} requests/s: p90 time to first")
+    assert hw.format_seconds(found.ttft_percentile_s) in highest and "(target 100 ms)" in highest
+    assert row(out, "search") == [f"{found.n_simulations} simulations of 200 requests (seed 0), to within 2 %"]
+    assert "up to 64 sequences and 8,192 tokens a step; prompts prefilled in chunks" in out
+    run = hw.simulate_serving(model, chip, arrival_rate_per_s=found.arrival_rate_per_s, **options)
+    assert row(out, "time to first token")[1] == hw.format_seconds(run.percentile("ttft", 90))
+    data = json.loads(ok(*args, *targets, "--json"))
+    assert data["max_arrival_rate_per_s"] == pytest.approx(found.arrival_rate_per_s, rel=1e-12)
+    assert data["tpot_at_max_rate_s"] == pytest.approx(found.tpot_percentile_s, rel=1e-12)
+    assert data["n_simulations"] == found.n_simulations and data["rel_tol"] == found.rel_tol
+    assert data["inputs"]["max_rate"] is True and data["inputs"]["percentile"] == 90
+    assert data["inputs"]["tpot_target_s"] == 0.02 and data["inputs"]["max_sequences"] == 64
+    assert data["goodput_per_s"] <= data["requests_per_s"]
+    idle = json.loads(ok(*args, "--ttft-ms", "1", "--tpot-ms", "20", "--max-rate", "--json"))
+    assert idle["max_arrival_rate_per_s"] == 0 and idle["percentiles"] == []
+
+
 def test_a_rate_below_one_token_per_second_is_not_printed_as_zero():
     from hwlib.cli.report import rate
 
     assert rate(0.42) == "0.42 tokens/s" and rate(57.25) == "57.2 tokens/s" and rate(1234.5) == "1,234 tokens/s"
     out = ok("serve", "--model", "llama-3.1-405b", "--chip", "H100-SXM", "--chips", "16", "--context", "131072")
-    per_chip = row(out, "tokens/s per chip")[0]
-    assert not per_chip.startswith("0 ") and float(per_chip.split()[0].replace(",", "")) > 0
+    per_chip = re.search(r"\(([\d.,]+) tokens/s per chip\)", row(out, "bound, the ceiling")[0]).group(1)
+    assert per_chip != "0" and float(per_chip.replace(",", "")) > 0
 
 
 def test_simulate_is_simulate_serving_in_percentiles():
@@ -508,9 +655,15 @@ def test_simulate_is_simulate_serving_in_percentiles():
     assert row(out, "time to first token") == [hw.format_seconds(result.percentile("ttft", q)) for q in (50, 90, 99)]
     assert row(out, "time per output token") == [hw.format_seconds(result.percentile("tpot", q)) for q in (50, 90, 99)]
     assert row(out, "output tokens/s") == [f"{result.output_tokens_per_s:,.0f} tokens/s"]
-    good = result.goodput_per_s(0.5, 0.03)
-    assert row(out, "goodput")[0].startswith(f"{good:,.3g} requests/s")
-    data = json.loads(ok(*args, "--json"))
+    good, share = result.goodput_per_s(0.5, 0.03), result.within(0.5, 0.03).mean()
+    assert good == pytest.approx(result.requests_per_s * share, rel=1e-12) and good <= result.requests_per_s
+    assert row(out, "goodput")[0].startswith(f"{hw.format_number(good, 3)} requests/s")
+    assert "engine: up to 256 sequences and 8,192 tokens a step; prompts prefilled whole; no speculation" in out
+    data = json.loads(ok(*args, "--ttft-ms", "500", "--tpot-ms", "30", "--json"))
+    assert data["goodput_per_s"] == pytest.approx(good) and data["within_targets"] == pytest.approx(share)
+    assert {"max_sequences": 256, "max_batch_tokens": 8192, "chunked_prefill": False, "draft_tokens": None} == {
+        key: data["inputs"][key] for key in ("max_sequences", "max_batch_tokens", "chunked_prefill", "draft_tokens")
+    }
     assert data["percentiles"][0]["metric"] == "ttft"
     assert data["percentiles"][0]["p99_s"] == pytest.approx(result.percentile("ttft", 99))
     csv_text = ok(*args, "--csv")
@@ -536,6 +689,8 @@ def test_simulate_is_simulate_serving_in_percentiles():
         )
     )
     assert traced["inputs"]["trace"] == "azure-code-2023" and traced["steps"] > 0
+    assert (traced["inputs"]["draft_tokens"], traced["inputs"]["acceptance"]) == (3, 0.7)
+    assert traced["inputs"]["draft"] == "qwen2.5-1.5b"
     dataset = ("--model", "llama-2-70b", "--chip", "H200", "--precision", "fp8", "--rate", "12", "--requests", "200")
     out = ok(
         "simulate",

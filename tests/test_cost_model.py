@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
-from hwlib.training.forecast import BACKWARD_SHARE
+from hwlib.pricing import BACKWARD_SHARE
 from hwlib.training.mesh import WIRE_BYTES, local_params
 from hwlib.training.plan import candidate_meshes
 

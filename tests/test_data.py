@@ -64,7 +64,7 @@ def test_every_required_vendor_chip_is_there_with_the_basics():
 def test_every_number_is_sourced_with_unit_and_date():
     for record in hw.chips():
         for field, value in record.sourced_values().items():
-            assert isinstance(value, hw.Sourced), (record, field)
+            assert isinstance(value, hw.data.Sourced), (record, field)
             assert value.unit in {"B", "B/s", "FLOP/s", "W", "J/B", "J/FLOP", "links"}, (record, field)
             assert value.source and value.quoted, (record, field)
             assert re.fullmatch(r"\d{4}-\d{2}-\d{2}", value.read_on), (record, field)
@@ -179,7 +179,7 @@ def test_document_002_traffic_constants_and_model():
         "l2_fraction": 0.5,
     }
     assert (doc002.B_W, doc002.A, doc002.B_OPT, doc002.B_AR, doc002.L2_FRACTION) == (12, 200, 30, 4, 0.5)
-    assert all(isinstance(v, hw.Sourced) and v.quoted and doc002.FILE in v.source for v in doc002.TRAFFIC.values())
+    assert all(isinstance(v, hw.data.Sourced) and v.quoted and doc002.FILE in v.source for v in doc002.TRAFFIC.values())
     assert (doc002.D_MODEL, doc002.N_LAYERS, doc002.SEQ_LEN, doc002.VOCAB) == (4096, 32, 2048, 50000)
     assert doc002.CRITICAL_BATCH.value == 1e6 and doc002.CRITICAL_BATCH.unit == "tokens"
     assert [s.n_chips for s in doc002.SCENARIOS] == [1, 1, 8, 64, 64, 64]
@@ -293,10 +293,10 @@ def test_kv_cache_takes_fp4_and_every_dtype():
 
 LOOKUPS = [  # (singular, a misspelling, the name it should suggest, plural, record type)
     (hw.chip, "v5f", "TPU v5e", hw.chips, hw.Chip),
-    (hw.fabric, "nvlnk4", "nvlink4", hw.fabrics, hw.Fabric),
+    (hw.fabric, "nvlnk4", "nvlink4", hw.fabrics, hw.data.Fabric),
     (hw.cluster, "hgx-h100-nd", "hgx-h100-ndr", hw.clusters, hw.Cluster),
     (hw.model, "llama-3-7b", "llama-3-8b", hw.models, hw.ModelShape),
-    (hw.recipe, "zero_mixed_adm", "zero_mixed_adam", hw.recipes, hw.TrainingRecipe),
+    (hw.recipe, "zero_mixed_adm", "zero_mixed_adam", hw.recipes, hw.data.TrainingRecipe),
 ]
 
 
@@ -347,8 +347,8 @@ def test_source_constants():
         (lambda: hw.chip("v5e", source="blog"), ValueError, "source must be one of"),
         (lambda: hw.chips("blog"), ValueError, "source must be one of"),
         (lambda: hw.chip("v5e").peak("bf17"), KeyError, "dtype 'bf17'"),
-        (lambda: hw.Sourced(-1.0, "B", "x", "2026-11-30"), ValueError, "Sourced.value must be a positive number"),
-        (lambda: hw.Sourced(1.0, "B", "x", "30 Nov"), ValueError, "Sourced.read_on must be a date"),
+        (lambda: hw.data.Sourced(-1.0, "B", "x", "2026-11-30"), ValueError, "Sourced.value must be a positive number"),
+        (lambda: hw.data.Sourced(1.0, "B", "x", "30 Nov"), ValueError, "Sourced.read_on must be a date"),
         (lambda: dataclasses.replace(hw.chip("v5e"), source="blog"), ValueError, "source must be one of"),
         (lambda: hw.chip("v5e").require("hbm_energy", "tdp"), ValueError, "has no hbm_energy, tdp"),
     ],

@@ -354,6 +354,7 @@ def test_explorers_import_only_what_viz_may():
         "PIL",
         "hwlib._checks",
         "hwlib.units",
+        "hwlib.precision",
         "hwlib.data",
         "hwlib.roofline",
         "hwlib.memory",

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import hwlib as hw
-from hwlib.calibration_fit import TARGETS
+from hwlib.calibration_fit import KIND_ERRORS, TARGETS, forecast_error_lines
 from hwlib.data import efficiencies
 from hwlib.data.records import KernelEfficiency
 from hwlib.efficiency import collective_efficiency, small_allreduce_s, tile_quantization
@@ -14,19 +14,7 @@ from hwlib.serving.throughput import serving_run_bound
 from hwlib.training.forecast import FORECAST_PARTS
 from hwlib.training.plan import training_run_bound, training_run_forecast
 
-AT_PEAK = hw.Efficiency(
-    matmul=1.0,
-    attention=1.0,
-    hbm=1.0,
-    collective=1.0,
-    small_allreduce_s=0.0,
-    elementwise_passes=0.0,
-    unmodelled_share=0.0,
-    overlap_slowdown=0.0,
-    layer_overhead_s=0.0,
-    sequence_overhead_s=0.0,
-    quantization=False,
-)
+AT_PEAK = hw.Efficiency.at_peak()
 """Every efficiency at 100 %: the forecast falls back to the bound's own counts."""
 
 
@@ -80,11 +68,17 @@ def test_a_serving_forecast_never_exceeds_its_bound(run):
     assert 0 < result.forecast_tokens_per_s <= result.tokens_per_s * (1 + 1e-9)
 
 
-def test_at_peak_a_serving_forecast_is_the_no_overlap_bound():
+def test_at_peak_a_serving_forecast_is_the_bound():
     model = hw.model("llama-3-70b")
     batch, context = np.array([1, 16, 256]), np.array([[128], [4096]])
-    step = hw.inference_step(model, hw.chip("h100-sxm"), batch, context, 1, 8, "fp8", "fp8", efficiency=AT_PEAK)
-    np.testing.assert_allclose(step.forecast_time_s, step.time_upper_s, rtol=1e-12)
+    for where in (hw.chip("h100-sxm"), hw.cluster("hgx-h100-ndr"), hw.cluster("tpu-v5p")):
+        step = hw.inference_step(model, where, batch, context, 1, 8, "fp8", "fp8", efficiency=AT_PEAK)
+        np.testing.assert_allclose(step.forecast_time_s, step.time_s, rtol=1e-12)
+        assert np.all(step.time_upper_s >= step.time_s)
+    moe = hw.inference_step(
+        hw.model("mixtral-8x7b"), hw.chip("h100-sxm"), 64, 2048, 1, 8, expert_parallel=True, efficiency=AT_PEAK
+    )
+    assert moe.forecast_time_s == pytest.approx(moe.time_s, rel=1e-12)
 
 
 def test_at_peak_a_training_forecast_is_the_bound():
@@ -223,3 +217,64 @@ def test_the_stored_error_bands_are_the_calibrations(calibration):
     for domain, stored in (("training", calibrated.TRAINING_ERROR), ("serving", calibrated.SERVING_ERROR)):
         measured = calibration.summary.loc[domain, "mean error, leave one out (%)"] / 100
         assert stored.value == pytest.approx(measured, abs=5e-4), domain
+
+
+def test_the_stored_error_bands_by_kind_are_the_calibrations(calibration):
+    from hwlib.data import calibrated
+
+    stored = {record.kind: record for record in calibrated.FORECAST_ERRORS}
+    paste = "FORECAST_ERRORS in hwlib/data/calibrated.py should read:\n" + forecast_error_lines(calibration)
+    assert set(stored) == set(calibration.kinds.index), paste
+    mean, worst = KIND_ERRORS
+    for kind, row in calibration.kinds.iterrows():
+        record = stored[kind]
+        assert (record.runs, record.sources) == (row["runs"], row["sources"]), paste
+        assert record.mean.value == pytest.approx(row[mean] / 100, abs=5e-4), paste
+        assert record.worst.value == pytest.approx(row[worst] / 100, abs=5e-4), paste
+
+
+def test_every_catalogue_chip_has_a_family():
+    assert {chip.family for chip in hw.chips()} == {"GPU", "TPU"}
+    assert hw.chip("v5p").family == "TPU" and hw.chip("mi300x").family == "GPU"
+
+
+def test_a_forecast_band_is_its_kinds_measured_error():
+    dense, moe = hw.model("llama-3-8b"), hw.model("mixtral-8x7b")
+    gpu, tpu = hw.chip("h100-sxm"), hw.chip("v5p")
+    bands = {
+        (domain, model.name, chip.family): hw.forecast_band(domain, model, chip)
+        for domain in ("training", "serving")
+        for model in (dense, moe)
+        for chip in (gpu, tpu)
+    }
+    measured = bands["training", dense.name, "GPU"]
+    assert measured.runs >= 30 and measured.sources >= 4 and 0 < measured.mean <= measured.worst
+    assert measured.text.startswith(f"±{100 * measured.mean:.0f} % (mean leave-source-out error over ")
+    assert "GPU dense training runs" in measured.text and measured.closest is None
+    assert bands["training", dense.name, "TPU"].text != measured.text
+    assert "TPU dense training runs" in bands["training", dense.name, "TPU"].text
+    unknown = bands["training", moe.name, "GPU"]
+    assert unknown.mean is None and unknown.worst is None and unknown.runs == 0
+    assert unknown.text.startswith("error unknown: no measured GPU MoE training runs")
+    assert unknown.closest == measured and "the closest measured kind, GPU dense training" in unknown.text
+    assert bands["serving", moe.name, "GPU"].mean != bands["serving", dense.name, "GPU"].mean
+    custom = hw.custom_chip("mine", peak_flops_per_s=1e15, hbm_bytes_per_s=1e12, hbm_bytes=8e10)
+    inline = hw.forecast_band("serving", dense, custom)
+    assert inline.mean is None and inline.closest is None and "chip given inline" in inline.text
+
+
+@pytest.mark.parametrize(
+    ("arguments", "error", "match"),
+    [
+        (
+            ("train", "llama-3-8b", "h100-sxm"),
+            ValueError,
+            r"domain must be one of \('training', 'serving'\), got 'train'",
+        ),
+        (("serving", "llama-3-8b", "h100-sxm"), TypeError, r"model must be a ModelShape record"),
+        (("serving", hw.model("llama-3-8b"), "h100-sxm"), TypeError, r"chip must be a Chip record"),
+    ],
+)
+def test_a_forecast_band_refuses_bad_inputs_by_name(arguments, error, match):
+    with pytest.raises(error, match=match):
+        hw.forecast_band(*arguments)

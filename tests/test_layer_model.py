@@ -1,6 +1,6 @@
 """hwlib.layer_model: document 002's section 3 (Tables 2, 3 and 4, figure panel c) and the layer step.
 
-The training step, Table 5 and the per-step costs moved to tests/test_training_step.py; every chip in
+The training step, Table 5 and the per-step costs are in tests/training/test_regimes.py; every chip in
 every time model is tests/test_every_chip.py.
 """
 

@@ -1,4 +1,4 @@
-"""hwlib.memory and hwlib.inference: document 000's GiB budgets, recipes, activations, KV cache, chip counts."""
+"""hwlib.memory: document 000's GiB budgets, recipes, activations, KV cache, chip counts."""
 
 import dataclasses
 import math
@@ -130,9 +130,9 @@ def test_recipes_are_immutable():
     with pytest.raises(TypeError):
         hw.recipe("fp32_adam").parts["weights"] = "x"
     with pytest.raises(ValueError, match="weights must be a number >= 0"):
-        hw.TrainingRecipe("k", "l", -1, 0, 0, 0, {p: "" for p in TRAINING_PARTS}, "s")
+        hw.data.TrainingRecipe("k", "l", -1, 0, 0, 0, {p: "" for p in TRAINING_PARTS}, "s")
     with pytest.raises(ValueError, match="parts must describe exactly"):
-        hw.TrainingRecipe("k", "l", 1, 0, 0, 0, {}, "s")
+        hw.data.TrainingRecipe("k", "l", 1, 0, 0, 0, {}, "s")
 
 
 def test_training_state_is_vectorised_and_accepts_records():

@@ -71,6 +71,30 @@ def test_more_load_never_lowers_the_p99_time_to_first_token(low, factor, chunked
     assert p99[1] >= p99[0] - step
 
 
+@settings(max_examples=6, deadline=None)
+@given(
+    ttft_s=st.floats(0.01, 1.0), tpot_s=st.floats(0.008, 0.03), seed=st.integers(0, 2**16), disaggregated=st.booleans()
+)
+def test_goodput_is_throughput_times_the_share_within_the_targets(ttft_s, tpot_s, seed, disaggregated):
+    """Over a rate sweep from idle to past capacity, the goodput is the throughput over the same span times the
+    share of requests within the targets, so never above it."""
+    model, where, options = (
+        (LLAMA70, NODE, dict(n_chips=8, prefill_chips=4, weight_dtype="fp8"))
+        if disaggregated
+        else (LLAMA8, H100, dict(n_chips=1))
+    )
+    for rate in (1.0, 4.0, 16.0, 64.0):
+        run = hw.simulate_serving(
+            model, where, arrival_rate_per_s=rate, n_requests=60, prompt_len=512, output_len=32, seed=seed, **options
+        )
+        share = run.within(ttft_s, tpot_s).mean()
+        assert run.goodput_per_s(ttft_s, tpot_s) == pytest.approx(run.requests_per_s * share, rel=1e-12, abs=0)
+        assert run.goodput_per_s(ttft_s, tpot_s) <= run.requests_per_s
+        assert (run.goodput_per_s(ttft_s, tpot_s) == 0) == (share == 0)
+    with pytest.raises(ValueError, match="ttft_s must be > 0, got -1"):
+        run.goodput_per_s(-1, tpot_s)
+
+
 def test_chunked_prefill_trades_first_tokens_for_steadier_decoding():
     options = dict(n_requests=600, arrival_rate_per_s=25, prompt_len=2048, output_len=128, seed=1)
     whole = hw.simulate_serving(LLAMA8, H100, **options)
@@ -145,7 +169,7 @@ def test_disaggregated_pools_move_the_cache_between_them():
     prefill = hw.inference_step(LLAMA70, NODE, 1, 0, 2048, 4, "fp8").forecast_time_s
     assert split.percentile("ttft", 1) == pytest.approx(prefill, rel=1e-9)
     assert (split.finish_s >= split.first_token_s + split.kv_transfer_s).all()
-    assert split.goodput_per_s(2.0, 0.1) <= split.goodput_per_s() == split.steady_per_s()[0]
+    assert split.goodput_per_s(2.0, 0.1) <= split.goodput_per_s() == split.requests_per_s
     with pytest.raises(ValueError, match="prefill_chips=8 must leave decode chips"):
         hw.simulate_serving(LLAMA70, NODE, 8, prefill_chips=8, **options)
 

@@ -6,8 +6,13 @@ n chips, or the fewest chips at latency targets), ``hwlib train`` (one training 
 (the names each option accepts). Each prints an aligned table
 with units; ``--json`` prints one JSON object instead (its numbers in SI units, each named with its unit), and
 ``--csv`` the answer's table where the answer is one (memory, plan, simulate, list). Every number comes from hwlib's
-public functions (``commands``); bad input prints one line ``hwlib <command>: error: ...`` on stderr and
-exits with 2.
+public functions (``serving_commands``, ``training_commands``); bad input prints one line
+``hwlib <command>: error: ...`` on stderr and exits with 2.
+
+Every answer leads with the forecast and its error band, the measured error for the run's kind (training or
+serving, dense or MoE, GPU or TPU); the bound follows as the ceiling. In JSON and CSV each time or rate is named
+``forecast_*`` or ``bound_*``. A configuration that does not fit (or, with targets, no size that meets them) says so
+first, in every format (``fits`` and ``reason``), prints no time for it, and exits with 1.
 """
 
 from __future__ import annotations
@@ -21,13 +26,17 @@ from collections.abc import Callable, Sequence
 
 import hwlib as hw
 from hwlib.cli import options as option_types
-from hwlib.cli.commands import run_memory, run_plan, run_serve, run_train
 from hwlib.cli.listing import run_list
 from hwlib.cli.options import MESH_AXES, count, efficiency, fraction, mesh, milliseconds, precision
+from hwlib.cli.serving_commands import run_serve
 from hwlib.cli.simulating import add_simulate
+from hwlib.cli.training_commands import run_memory, run_plan, run_train
+from hwlib.memory import RECOMPUTE
 from hwlib.training.zero import SHARDINGS
 
 USAGE_ERROR = 2
+DOES_NOT_FIT = 1
+"""Exit status of an answer whose configuration does not fit: it is printed, its verdict first, with no times."""
 LISTS = ("models", "chips", "clusters", "precisions", "recipes")
 NAMES = "names each option accepts: hwlib list models|chips|recipes|precisions|clusters"
 GLOBAL_BATCH_TOKENS = 2**20
@@ -59,7 +68,7 @@ def _model_options(parser: argparse.ArgumentParser, chip: bool = True) -> None:
             "--usable",
             type=fraction,
             metavar="F",
-            default=hw.assumptions.USABLE_HBM_FRACTION,
+            default=hw.data.assumptions.USABLE_HBM_FRACTION,
             help="usable share of each chip's HBM (default: %(default)s)",
         )
 
@@ -96,7 +105,9 @@ def build_parser() -> argparse.ArgumentParser:
         "  hwlib serve --model llama-3-70b --chip H100-SXM --chips 8 --batch 16\n"
         "  hwlib plan --model llama-3-70b --cluster hgx-h100-ndr --chips 256 --json\n"
         "  hwlib --list chips\n\nhwlib COMMAND --help explains each command's options; every command takes "
-        "--json,\nand memory, plan, simulate and list take --csv.\n" + NAMES,
+        "--json,\nand memory, plan, simulate and list take --csv. Answers lead with the forecast and its error band;\n"
+        "the bound (every chip at its peak) follows. A configuration that does not fit says so first and exits with "
+        "1.\n" + NAMES,
     )
     parser.add_argument(
         "--list", choices=LISTS, metavar="WHAT", help=f"print the names an option accepts: {', '.join(LISTS)}"
@@ -134,10 +145,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     memory.add_argument(
         "--recompute",
-        choices=hw.RECOMPUTE,
+        choices=RECOMPUTE,
         default="none",
         metavar="NAME",
-        help=f"activations recomputed: {'|'.join(hw.RECOMPUTE)} (default: %(default)s)",
+        help=f"activations recomputed: {'|'.join(RECOMPUTE)} (default: %(default)s)",
     )
 
     serve = _command(
@@ -265,4 +276,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
         return USAGE_ERROR
-    return 0
+    return 0 if report.fits else DOES_NOT_FIT

@@ -5,8 +5,8 @@ from __future__ import annotations
 import argparse
 
 import hwlib as hw
-from hwlib.cli.commands import DTYPE_ROLES
 from hwlib.cli.report import Report
+from hwlib.cli.serving_commands import DTYPE_ROLES
 from hwlib.units import format_bytes_per_s, format_flops_per_s
 
 

@@ -10,8 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import hwlib as hw
-
-MESH_AXES = ("dp", "fsdp", "tp", "pp", "ep", "cp")
+from hwlib.training.mesh import MESH_AXES
 
 
 def _real(text: str, ok: Callable[[float], bool], what: str) -> float:

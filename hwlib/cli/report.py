@@ -1,10 +1,12 @@
 """What a ``hwlib`` command answers, printed three ways: aligned text with units, one JSON object, or CSV.
 
 A command builds a ``Report``: heading lines, then blocks in order, each a ``Table`` whose rows carry both the
-cells a person reads ('12.3 ms') and the values a script reads (``{"time_per_output_token_s": 0.0123}``).
+cells a person reads ('12.3 ms') and the values a script reads (``{"forecast_time_per_output_token_s": 0.0123}``).
 A table without a ``key`` is a list of labelled fields: its rows' values go to the top level of the JSON
 object. Values are SI numbers whose names end in their unit (``_s``, ``_bytes``, ``_per_s``), counts, strings
-or booleans; an infinite or undefined number is ``null``.
+or booleans; an infinite or undefined number is ``null``. A time or rate is named for what it is: ``forecast_*``
+(what kernels reach, with its error band) or ``bound_*`` (every chip at its peak: the ceiling). Whether the
+configuration asked about fits is the ``verdict``: first in the JSON object and in every CSV row.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import hwlib as hw
+from hwlib.calibration_fit import ForecastBand
 
 
 @dataclass
@@ -56,13 +59,16 @@ class Table:
 @dataclass
 class Report:
     """One command's answer: heading lines, tables and fields in order, notes; ``csv_table`` names the table
-    that ``--csv`` prints (None: the answer is not a table)."""
+    that ``--csv`` prints (None: the answer is not a table); ``fits`` is False where the configuration asked about
+    does not fit (the command then exits with status 1), and ``verdict`` says so to scripts."""
 
     command: str
     heading: list[str]
     inputs: dict[str, object]
     blocks: list[Table | str] = field(default_factory=list)
     csv_table: str | None = None
+    fits: bool = True
+    verdict: dict[str, object] = field(default_factory=dict)
 
     def fields(self) -> Table:
         """A new block of labelled fields (label, then what it shows)."""
@@ -78,6 +84,14 @@ class Report:
     def note(self, text: str) -> None:
         self.blocks.append(text)
 
+    def add_verdict(self, fields: Table, label: str, shown: str, reason: str = "", **values: object) -> None:
+        """Whether the configuration asked about fits, ``reason`` saying why not ("" where it fits): a line of
+        ``fields`` (a command puts it first where it does not fit, and prints no time for it), and ``fits``,
+        ``reason`` and ``values`` at the head of the JSON object and of every CSV row."""
+        self.fits = not reason
+        self.verdict = {"fits": self.fits, "reason": reason, **values}
+        fields.add((label, shown))
+
     def text(self) -> str:
         parts = ["\n".join(self.heading)]
         for block in self.blocks:
@@ -91,7 +105,7 @@ class Report:
         return "\n\n".join(parts) + "\n"
 
     def json(self) -> str:
-        answer: dict[str, object] = {"command": self.command, "inputs": self.inputs}
+        answer: dict[str, object] = {"command": self.command, "inputs": self.inputs, **self.verdict}
         notes = []
         for block in self.blocks:
             if isinstance(block, str):
@@ -107,13 +121,23 @@ class Report:
 
     def csv(self) -> str:
         table = next(b for b in self.blocks if isinstance(b, Table) and b.key == self.csv_table)
-        columns = list(dict.fromkeys(key for _, values in table.rows for key in values))
+        rows = [{**self.verdict, **values} for _, values in table.rows] or ([self.verdict] if self.verdict else [])
+        columns = list(dict.fromkeys([*self.verdict, *(key for row in rows for key in row)]))
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
         writer.writerow(columns)
-        for _, values in table.rows:
+        for values in rows:
             writer.writerow(["" if (v := plain(values.get(key))) is None else v for key in columns])
         return out.getvalue()
+
+
+def add_band(fields: Table, band: ForecastBand) -> None:
+    """The forecast's error band for the run's kind (``hw.forecast_band``): a line of ``fields``,
+    and in the JSON its text and its mean and worst error as fractions (None where no run of the kind is measured)."""
+    fields.add(
+        ("error band", band.text),
+        {"forecast_error_band": band.text, "forecast_mean_error": band.mean, "forecast_worst_error": band.worst},
+    )
 
 
 def plain(value: object) -> object:

@@ -7,8 +7,9 @@ import math
 
 import hwlib as hw
 from hwlib.cli.options import load_efficiency, load_model
-from hwlib.cli.report import Report, rate, seconds
+from hwlib.cli.report import Report, Table, rate, seconds
 from hwlib.data.request_traces import TRACES
+from hwlib.serving.max_rate import MaxArrivalRate, max_arrival_rate
 
 PERCENTILES = (50, 90, 99)
 """The percentiles ``hwlib simulate`` prints."""
@@ -37,52 +38,111 @@ def _speculation(args: argparse.Namespace) -> hw.Speculation | None:
     return hw.Speculation(args.draft_tokens, args.acceptance, draft)
 
 
+def _workload(args: argparse.Namespace) -> tuple[dict[str, object], str]:
+    """What ``simulate_serving`` takes about the requests (their count, lengths and arrivals), and it in words."""
+    rate = math.inf if args.rate is None else args.rate
+    if not args.trace:
+        count = args.requests or 1000
+        workload = dict(n_requests=count, arrival_rate_per_s=rate, prompt_len=args.prompt, output_len=args.output)
+        return workload, f"{count:,} requests of {args.prompt:,} prompt and {args.output:,} answer tokens"
+    trace = hw.request_trace(args.trace)
+    timed = trace.arrival_s is not None
+    total = len(trace.prompt_tokens)
+    count = min(args.requests, total) if args.requests else total if timed else 1000
+    workload = dict(n_requests=count, prompt_len=trace.prompt_tokens[:count], output_len=trace.output_tokens[:count])
+    if timed and args.rate is None and not args.max_rate:
+        workload["arrivals_s"] = trace.arrival_s[:count]
+    else:
+        workload["arrival_rate_per_s"] = rate
+    return workload, f"the {args.trace} trace's first {count:,} requests"
+
+
+def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tuple[str, dict[str, object]]:
+    """The engine's settings in words and as JSON ``inputs``."""
+    drafter = (args.draft or "mtp") if speculation else None
+    words = [
+        f"engine: up to {args.max_sequences:,} sequences and {args.max_batch_tokens:,} tokens a step",
+        "prompts prefilled in chunks that fill each step's leftover tokens"
+        if args.chunked_prefill
+        else "prompts prefilled whole",
+        f"speculating {args.draft_tokens} draft tokens a step with {drafter}, each accepted with probability "
+        f"{args.acceptance:g}"
+        if speculation
+        else "no speculation",
+        f"a shared prefix of {args.prefix_tokens:,} tokens, cached for {100 * args.prefix_hit_rate:g} % of requests"
+        if args.prefix_tokens
+        else "no shared prefix",
+    ]
+    settings = {
+        "max_sequences": args.max_sequences,
+        "max_batch_tokens": args.max_batch_tokens,
+        "chunked_prefill": args.chunked_prefill,
+        "draft_tokens": args.draft_tokens,
+        "acceptance": args.acceptance,
+        "draft": drafter,
+        "prefix_tokens": args.prefix_tokens,
+        "prefix_hit_rate": args.prefix_hit_rate,
+    }
+    return "; ".join(words), settings
+
+
+def _requests_per_s(value: float) -> str:
+    """Requests per second for people: three significant figures, never '0' for a non-zero rate."""
+    return f"{hw.format_number(value, 3)} requests/s"
+
+
+def _percent(share: float) -> str:
+    """A share as a whole percentage, with the digits it needs where that would read 0 % or 100 % and it is
+    neither ('0.3 %', '99.96 %')."""
+    whole = f"{100 * share:.0f}"
+    if whole == "0" and share > 0:
+        return f"{hw.format_number(100 * share, 2)} %"
+    if whole == "100" and share < 1:
+        return f"{100 * share:.{math.ceil(round(-math.log10(100 * (1 - share)), 9))}f} %"
+    return f"{whole} %"
+
+
 def run_simulate(args: argparse.Namespace) -> Report:
     model, where = load_model(args), _where(args)
-    options = dict(hw.PRECISIONS[args.precision])
-    if args.trace:
-        trace = hw.request_trace(args.trace)
-        timed = trace.arrival_s is not None
-        total = len(trace.prompt_tokens)
-        count = min(args.requests, total) if args.requests else total if timed else 1000
-        workload = dict(
-            n_requests=count, prompt_len=trace.prompt_tokens[:count], output_len=trace.output_tokens[:count]
-        )
-        if timed and args.rate is None:
-            workload["arrivals_s"] = trace.arrival_s[:count]
-        else:
-            workload["arrival_rate_per_s"] = math.inf if args.rate is None else args.rate
-        lengths = f"the {args.trace} trace's first {count:,} requests"
-    else:
-        count = args.requests or 1000
-        workload = dict(
-            n_requests=count,
-            arrival_rate_per_s=math.inf if args.rate is None else args.rate,
-            prompt_len=args.prompt,
-            output_len=args.output,
-        )
-        lengths = f"{count:,} requests of {args.prompt:,} prompt and {args.output:,} answer tokens"
-    result = hw.simulate_serving(
-        model,
-        where,
-        args.chips,
-        **workload,
-        **options,
+    speculation = _speculation(args)
+    workload, lengths = _workload(args)
+    engine_words, engine_settings = _engine(args, speculation)
+    ttft = math.inf if args.ttft_ms is None else args.ttft_ms / 1e3
+    tpot = math.inf if args.tpot_ms is None else args.tpot_ms / 1e3
+    common = dict(
+        **hw.PRECISIONS[args.precision],
         max_batch_tokens=args.max_batch_tokens,
         max_sequences=args.max_sequences,
         chunked_prefill=args.chunked_prefill,
         prefix_tokens=args.prefix_tokens,
         prefix_hit_rate=args.prefix_hit_rate,
-        speculation=_speculation(args),
+        speculation=speculation,
         prefill_chips=args.prefill_chips,
         efficiency=load_efficiency(args),
         estimate=args.estimate,
         seed=args.seed,
     )
+    found = None
+    if args.max_rate:
+        if args.ttft_ms is None or args.tpot_ms is None:
+            raise ValueError("--max-rate needs --ttft-ms and --tpot-ms, the targets the rate must meet")
+        if args.rate is not None:
+            raise ValueError("--max-rate searches the arrival rate itself: drop --rate")
+        searched = {name: value for name, value in workload.items() if name != "arrival_rate_per_s"}
+        given = {} if args.percentile is None else {"percentile": args.percentile}
+        found = max_arrival_rate(model, where, args.chips, ttft_s=ttft, tpot_s=tpot, **given, **searched, **common)
+        workload["arrival_rate_per_s"] = found.arrival_rate_per_s
+    elif args.percentile is not None:
+        raise ValueError("--percentile is the percentile --max-rate meets the targets at: add --max-rate")
+    arrival_rate = workload.get("arrival_rate_per_s")
     arrivals = (
-        "at the trace's own times"
-        if "arrivals_s" in workload
-        else ("all at once" if args.rate is None else f"at {args.rate:g} requests/s (Poisson)")
+        "at the highest Poisson rate that meets the targets"
+        if found is not None
+        else "at the trace's own times"
+        if arrival_rate is None
+        else "all at once"
+        if arrival_rate == math.inf
+        else f"at {_requests_per_s(arrival_rate)} (Poisson)"
     )
     pools = f", {args.prefill_chips} of them prefilling" if args.prefill_chips else ""
     report = Report(
@@ -91,6 +151,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
             f"{model.name} on {args.chips:,} x {hw.chip(args.chip).name if args.chip else where.name}{pools}; "
             f"precision {args.precision!r}",
             f"{lengths}, arriving {arrivals}; steps priced at the {args.estimate}",
+            engine_words,
         ],
         {
             "model": model.key,
@@ -98,16 +159,28 @@ def run_simulate(args: argparse.Namespace) -> Report:
             "cluster": args.cluster,
             "n_chips": args.chips,
             "precision": args.precision,
-            "n_requests": count,
+            "n_requests": workload["n_requests"],
+            "prompt_len": None if args.trace else args.prompt,
+            "output_len": None if args.trace else args.output,
             "arrival_rate_per_s": args.rate,
             "trace": args.trace,
             "estimate": args.estimate,
-            "chunked_prefill": args.chunked_prefill,
             "prefill_chips": args.prefill_chips,
+            **engine_settings,
+            "ttft_target_s": None if args.ttft_ms is None else ttft,
+            "tpot_target_s": None if args.tpot_ms is None else tpot,
+            "max_rate": args.max_rate,
+            "percentile": None if found is None else found.percentile,
+            "seed": args.seed,
         },
         csv_table="percentiles",
     )
+    if found is not None:
+        _max_rate_fields(report.fields(), found, ttft, tpot, workload["n_requests"], args.seed)
     table = report.table("percentiles", ("", *(f"p{q}" for q in PERCENTILES)))
+    if found is not None and not found.arrival_rate_per_s:
+        return report
+    result = hw.simulate_serving(model, where, args.chips, **workload, **common)
     for label, metric in (("time to first token", "ttft"), ("time per output token", "tpot"), ("latency", "latency")):
         values = [result.percentile(metric, q) for q in PERCENTILES]
         table.add(
@@ -117,23 +190,57 @@ def run_simulate(args: argparse.Namespace) -> Report:
     fields.add(
         ("output tokens/s", rate(result.output_tokens_per_s)), {"output_tokens_per_s": result.output_tokens_per_s}
     )
-    fields.add(("requests/s", f"{result.requests_per_s:,.3g}"), {"requests_per_s": result.requests_per_s})
-    ttft = math.inf if args.ttft_ms is None else args.ttft_ms / 1e3
-    tpot = math.inf if args.tpot_ms is None else args.tpot_ms / 1e3
+    fields.add(("requests/s", _requests_per_s(result.requests_per_s)), {"requests_per_s": result.requests_per_s})
     if math.isfinite(ttft) or math.isfinite(tpot):
         good = result.goodput_per_s(ttft, tpot)
         share = float(result.within(ttft, tpot).mean())
         fields.add(
-            ("goodput", f"{good:,.3g} requests/s within the targets ({100 * share:.0f} % of requests)"),
+            ("goodput", f"{_requests_per_s(good)} within the targets ({_percent(share)} of requests)"),
             {"goodput_per_s": good, "within_targets": share},
         )
     fields.add(("steps", f"{len(result.step_end_s):,}"), {"steps": len(result.step_end_s)})
     fields.add(("preemptions", f"{result.preemptions:,}"), {"preemptions": result.preemptions})
     report.note(
         "(each step priced by hwlib's step model; the forecast is what engines reach, the bound every chip at its "
-        "peak; queueing, batching, the paged cache and preemption are the simulation's)"
+        "peak; queueing, batching, the paged cache and preemption are the simulation's; goodput is the requests "
+        "within the targets over the run's span, first arrival to last finish, as requests/s counts them)"
     )
     return report
+
+
+def _max_rate_fields(
+    fields: Table, found: MaxArrivalRate, ttft_s: float, tpot_s: float, n_requests: int, seed: int
+) -> None:
+    """The highest rate that meets the targets and how the search found it."""
+    q = f"p{found.percentile:g}"
+    reached = (
+        f"{q} time to first token {seconds(found.ttft_percentile_s)} (target {seconds(ttft_s)}), "
+        f"per output token {seconds(found.tpot_percentile_s)} (target {seconds(tpot_s)})"
+    )
+    highest = found.arrival_rate_per_s
+    shown = (
+        f"none: even nearly idle, {reached}"
+        if highest == 0
+        else f"any, even all at once: {reached}"
+        if highest == math.inf
+        else f"{_requests_per_s(highest)}: {reached}"
+    )
+    fields.add(
+        ("highest arrival rate", shown),
+        {
+            "max_arrival_rate_per_s": highest,
+            "ttft_at_max_rate_s": found.ttft_percentile_s,
+            "tpot_at_max_rate_s": found.tpot_percentile_s,
+        },
+    )
+    fields.add(
+        (
+            "search",
+            f"{found.n_simulations} simulation{'s' if found.n_simulations > 1 else ''} of {n_requests:,} requests "
+            f"(seed {seed}), to within {100 * found.rel_tol:g} %",
+        ),
+        {"n_simulations": found.n_simulations, "rel_tol": found.rel_tol},
+    )
 
 
 def add_simulate(subparsers: argparse._SubParsersAction, command, model_options, options) -> None:
@@ -179,6 +286,14 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
     parser.add_argument("--prefill-chips", type=options.count, metavar="P", help="a prefill pool of P chips")
     parser.add_argument("--ttft-ms", type=options.milliseconds, metavar="X", help="target time to first token, ms")
     parser.add_argument("--tpot-ms", type=options.milliseconds, metavar="X", help="target time per output token, ms")
+    parser.add_argument(
+        "--max-rate",
+        action="store_true",
+        help="find the highest Poisson rate whose percentiles meet --ttft-ms and --tpot-ms, and run it",
+    )
+    parser.add_argument(
+        "--percentile", type=float, metavar="P", help="the percentile --max-rate holds to the targets (default: 99)"
+    )
     parser.add_argument("--estimate", choices=("forecast", "bound"), default="forecast", help="price steps at")
     parser.add_argument("--seed", type=options.whole, metavar="N", default=0, help="random seed (default: 0)")
     parser.add_argument("--efficiency", type=options.efficiency, metavar="NAME=X,...", help="forecast overrides")

@@ -1,13 +1,15 @@
 """The forecast's fitted values: what no kernel record covers, fitted by ``hw.calibration()`` on the measured runs.
 
 Each is the value the fit over every measured run in the error targets returns (serving runs for the first three,
-training runs for the others); ``tests/test_forecast.py`` refits and checks that these are its result, so a change to
-the runs or the model that moves the fit fails until they are updated here. Chapter :ref:`ch-forecast`.
+training runs for the next two), then the forecast's errors; ``tests/test_forecast.py`` refits and checks that these
+are its result, so a change to the runs or the model that moves the fit fails until they are updated here (the
+failure prints the new ``FORECAST_ERRORS`` entries, from ``hwlib.calibration_fit.forecast_error_lines``). Chapter
+:ref:`ch-forecast`.
 """
 
 from __future__ import annotations
 
-from hwlib.data.records import cite
+from hwlib.data.records import ForecastError, cite
 
 _FIT = cite("hw.calibration(), fitted on the measured runs of hw.training_runs() and hw.serving_runs()")
 
@@ -61,8 +63,8 @@ TRAINING_ERROR = _FIT(
     0.092,
     "1",
     "fitted",
-    "Mean absolute relative error of the training forecast, each run left out of the fit in turn: the band the "
-    "calculator prints beside a training forecast.",
+    "Mean absolute relative error of the training forecast over every kind of training run, each run left out of "
+    "the fit in turn (the calculator prints the band of a run's own kind, FORECAST_ERRORS).",
 )
 """Leave-one-out mean error of the training forecast (the calibration's result)."""
 
@@ -70,7 +72,33 @@ SERVING_ERROR = _FIT(
     0.120,
     "1",
     "fitted",
-    "Mean absolute relative error of the serving forecast, each run left out of the fit in turn: the band the "
-    "calculator prints beside a serving forecast.",
+    "Mean absolute relative error of the serving forecast over every kind of serving run, each run left out of the fit "
+    "in turn (the calculator prints the band of a run's own kind, FORECAST_ERRORS).",
 )
 """Leave-one-out mean error of the serving forecast (the calibration's result)."""
+
+
+def _error(
+    domain: str, model: str, family: str, *, runs: int, sources: int, mean: float, worst: float
+) -> ForecastError:
+    kind = f"{family} {model} {domain}"
+    why = f"of the {kind} forecast, each source's runs left out of the fit in turn"
+    return ForecastError(
+        domain,
+        model,
+        family,
+        runs,
+        sources,
+        _FIT(mean, "1", "fitted", f"Mean absolute relative error {why}: the band printed beside a {kind} forecast."),
+        _FIT(worst, "1", "fitted", f"Worst absolute relative error {why}."),
+    )
+
+
+FORECAST_ERRORS = (
+    _error("training", "dense", "GPU", runs=62, sources=8, mean=0.088, worst=0.334),
+    _error("training", "dense", "TPU", runs=11, sources=1, mean=0.166, worst=0.214),
+    _error("serving", "MoE", "GPU", runs=6, sources=1, mean=0.234, worst=0.340),
+    _error("serving", "dense", "GPU", runs=55, sources=4, mean=0.181, worst=0.486),
+)
+"""The forecast's leave-one-source-out error per kind of run with measured runs in the targets
+(``hw.forecast_band`` reads it; a kind not listed has no measured runs)."""

@@ -30,6 +30,7 @@ from hwlib.data import (
     serving_runs_mlperf,
     serving_runs_trtllm,
     serving_runs_trtllm_static,
+    serving_runs_trtllm_v014,
     serving_runs_trtllm_v017,
 )
 from hwlib.data.records import ServingRun, cite
@@ -56,6 +57,7 @@ RUNS: tuple[ServingRun, ...] = (
     *serving_runs_trtllm.V1_0_RUNS,
     *serving_runs_jetstream.LLAMA_3_RUNS,
     *serving_runs_trtllm_v017.RUNS,
+    *serving_runs_trtllm_v014.RUNS,
     *serving_runs_trtllm_static.RUNS,
     *serving_runs_trtllm.V0_19_RUNS,
     *serving_runs_trtllm.DEVELOPER_GUIDE_RUNS,

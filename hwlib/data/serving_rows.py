@@ -10,6 +10,7 @@ from collections.abc import Callable
 from typing import NamedTuple
 
 from hwlib.data.records import ServingRun, Sourced
+from hwlib.precision import PRECISIONS
 
 V41 = "https://github.com/mlcommons/inference_results_v4.1 (commit a2f5d66d)"
 V50 = (
@@ -18,11 +19,9 @@ V50 = (
 )
 
 
-FP8 = dict(weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8")
-FP4_FP8_KV = dict(weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4")
-BF16 = dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16")
-FP16 = dict(weight_dtype="fp16", kv_dtype="fp16", activation_dtype="fp16", compute_dtype="fp16")
-INT8_WEIGHTS = dict(weight_dtype="int8", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16")
+FP8, FP4_FP8_KV, BF16, FP16, INT8_WEIGHTS = (
+    PRECISIONS[name] for name in ("fp8", "fp4, fp8 KV", "bf16", "fp16", "int8 weights")
+)
 
 
 class Page(NamedTuple):

@@ -15,6 +15,8 @@ import numpy as np
 from hwlib.efficiency import resolve
 from hwlib.memory import usable_bytes
 from hwlib.placement import serving_place
+from hwlib.precision import Precision, precision_of
+from hwlib.pricing import step_seconds
 from hwlib.serving.pricing import StepPricer
 from hwlib.serving.served import SimulatedServing
 from hwlib.serving.step import kv_copies
@@ -24,92 +26,93 @@ SPECULATIVE_STRETCH = 1024
 
 
 class Priced:
-    """One model's steps on the engine's chips, priced in O(1) from tables over the step's tokens
-    (``StepPricer.step_tables``) and the attention of its sequences (closed forms where the model has no windows
-    and no latent attention). ``forecast``: price at the forecast, else at the bound."""
+    """One model's steps on the engine's chips, priced in O(1): the pricer's step tables over the step's tokens
+    (``StepPricer.step_tables``) and the attention of its sequences from the transformer table, combined as
+    ``hwlib.pricing.step_seconds`` combines them. ``forecast``: price at the forecast, else at the bound."""
 
-    def __init__(self, model, chip, topology, n_chips, dtypes, options, max_tokens: int) -> None:
+    def __init__(self, model, chip, topology, n_chips, precision, options, max_tokens: int) -> None:
         self.model, self.table, self.count = model, model.table(), n_chips
         self.pricer = StepPricer(
             model,
             chip,
             topology,
             n_chips,
-            dtypes["weight_dtype"],
-            dtypes["activation_dtype"],
-            dtypes["compute_dtype"],
+            precision,
             expert_parallel=options["expert_parallel"],
             efficiency=options["efficiency"],
         )
-        self.tables = self.pricer.step_tables(max_tokens)
         self.forecast = options["estimate"] == "forecast"
-        self.kv_dtype, self.copies = dtypes["kv_dtype"], kv_copies(model, n_chips)
-        eff = self.pricer.eff
-        self.attention_rate = chip.peak("bf16") * eff.attention
-        self.bandwidth, self.forecast_bandwidth = chip.hbm_bytes_per_s, chip.hbm_bytes_per_s * eff.hbm
-        self.peak = self.pricer.peak
+        self.estimate = "forecast" if self.forecast else "bound"
+        self.overlap = not self.forecast or self.pricer.efficiency.parts_overlap
+        self.tables = self.pricer.step_tables(max_tokens)[self.estimate]
+        self.kv_dtype, self.copies = precision.kv_dtype, kv_copies(model, n_chips)
+        self.per_flop, self.per_byte = self.pricer.attention_seconds(self.forecast)
         plain = not model.windows and model.mla is None and model.causal
         self.kv_per_token = model.kv_bytes_per_token(self.kv_dtype) * self.copies if not model.windows else None
-        self.score_flops = 4.0 * self.table.n_layers * self.table.q_width if plain else None
-        self.layer_overhead_s = model.n_layers * eff.layer_overhead_s
-        self.sequence_overhead_s = eff.sequence_overhead_s
+        self.pair_flops = float(self.table.attention_flops(1, 0)) if plain else None  # one (query, key) pair
 
-    def table_for(self, tokens: int) -> dict:
+    def table_for(self, tokens: int) -> tuple:
         """The step tables, grown to hold a step of ``tokens`` new tokens (a preempted request recomputing more
         than a step's budget)."""
-        if tokens >= len(self.tables["forecast_s"]):
-            self.tables = self.pricer.step_tables(2 * tokens)
+        if tokens >= len(self.tables[1]):
+            self.tables = self.pricer.step_tables(2 * tokens)[self.estimate]
         return self.tables
+
+    def token_terms(self, tokens: int) -> tuple[tuple, object]:
+        """The (compute, memory, sequential) seconds of a step of ``tokens`` tokens apart from its attention, and
+        its exposed collectives."""
+        terms, exposed = self.table_for(tokens)
+        return tuple(column[tokens] for column in terms), exposed[tokens]
+
+    def overhead_s(self, sequences: object) -> object:
+        return self.pricer.overhead_s(sequences) if self.forecast else 0.0
 
     def attention(self, new: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """FLOPs and bytes of the attention of sequences with ``new`` tokens after ``context`` each, summed over
         the last axis (the sequences of a step)."""
-        if self.score_flops is not None:
-            flops = self.score_flops * np.sum(new * context + new * (new + 1) / 2, axis=-1)
+        flops = np.sum(self.table.attention_flops(new, context), axis=-1)
+        if self.kv_per_token is not None:
             return flops, self.kv_per_token * np.sum(context + new, axis=-1)
-        table = self.table
-        flops = np.sum(table.attention_flops(new, context), axis=-1)
-        return flops, np.sum(table.kv_bytes(context + new, self.kv_dtype), axis=-1) * self.copies
+        return flops, np.sum(self.table.kv_bytes(context + new, self.kv_dtype), axis=-1) * self.copies
 
     def seconds(self, tokens: int, sequences: int, attention_flops, attention_bytes) -> np.ndarray:
         """Seconds of steps of ``tokens`` new tokens over ``sequences`` sequences with this attention."""
-        tab, count = self.table_for(tokens), self.count
-        if self.forecast:
-            attention = np.maximum(
-                attention_flops / count / self.attention_rate, attention_bytes / count / self.forecast_bandwidth
-            )
-            seconds = tab["forecast_s"][tokens] + attention + tab["comm_forecast_s"][tokens]
-            return seconds + self.layer_overhead_s + sequences * self.sequence_overhead_s
-        compute = (tab["flops"][tokens] + attention_flops) / count / self.peak
-        memory = (tab["bytes"][tokens] + attention_bytes) / count / self.bandwidth
-        return np.maximum(compute, memory) + tab["comm_s"][tokens]
+        terms, exposed = self.token_terms(tokens)
+        attention = (attention_flops * self.per_flop, attention_bytes * self.per_byte)
+        return step_seconds(terms, attention, exposed, self.overhead_s(sequences), self.overlap)
 
     def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> np.ndarray:
         """Seconds of steps whose sequences each take ``new`` tokens after ``context`` (the last axis runs over the
         sequences; a leading one over consecutive steps)."""
         return self.seconds(tokens, sequences, *self.attention(new, context))
 
-    def decode_line(self, context: np.ndarray) -> tuple[float, float] | None:
-        """(first, growth): consecutive forecast decode steps from ``context`` take first + growth x i seconds (the
-        i-th from 0), as each reads one more token per sequence; None where the steps are not a line (the bound's
-        roofline, windows or a latent cache)."""
-        if self.score_flops is None or not self.forecast:
+    def decode_line(self, context: np.ndarray) -> tuple[float, float, int] | None:
+        """(first, growth, steps): the next ``steps`` consecutive decode steps from ``context`` take first + growth
+        x i seconds (the i-th from 0), as each reads one more token per sequence, while the same roofline term
+        stays the larger; None where the steps are not a line (windows or a latent cache)."""
+        if self.pair_flops is None:
             return None
-        b, tab = context.size, self.table_for(context.size)
-        per_read = max(
-            self.score_flops / self.count / self.attention_rate,
-            self.kv_per_token / self.count / self.forecast_bandwidth,
-        )
-        fixed = tab["forecast_s"][b] + tab["comm_forecast_s"][b] + self.layer_overhead_s + b * self.sequence_overhead_s
-        return float(fixed + per_read * (float(context.sum()) + b)), float(per_read * b)
+        b = context.size
+        (compute, memory, sequential), exposed = self.token_terms(b)
+        reads = float(context.sum()) + b  # tokens whose keys and values the first step reads
+        per_compute, per_memory = self.pair_flops * self.per_flop, self.kv_per_token * self.per_byte
+        fixed = float(exposed) + float(self.overhead_s(b))
+        if not self.overlap:  # the attention after the other parts: a line at the larger per-read rate
+            per_read = max(per_compute, per_memory)
+            return float(sequential) + per_read * reads + fixed, per_read * b, np.inf
+        c0, c1 = float(compute) + per_compute * reads, per_compute * b
+        m0, m1 = float(memory) + per_memory * reads, per_memory * b
+        (first, growth), (other, other_growth) = ((c0, c1), (m0, m1)) if c0 >= m0 else ((m0, m1), (c0, c1))
+        steps = np.inf if other_growth <= growth else int((first - other) / (other_growth - growth)) + 1
+        return first + fixed, growth, steps
 
     def decode_s(self, context: np.ndarray, steps: int) -> np.ndarray:
         """Seconds of ``steps`` consecutive decode steps of one token per sequence, the first at ``context``."""
         b = context.size
-        if self.score_flops is None:
+        if self.pair_flops is None:
             return np.atleast_1d(self.step_s(b, b, np.ones(b), context + np.arange(steps)[:, None]))
         reads = float(context.sum()) + b * (np.arange(steps) + 1.0)  # tokens whose keys and values each step reads
-        return np.atleast_1d(self.seconds(b, b, self.score_flops * reads, self.kv_per_token * reads))
+        return np.atleast_1d(self.seconds(b, b, self.pair_flops * reads, self.kv_per_token * reads))
 
 
 class Engine:
@@ -119,17 +122,20 @@ class Engine:
     def __init__(self, model, where, n_chips, dtypes, options, budget, max_sequences, block_tokens, chunked, spec):
         self.model, self.spec = model, spec
         chip, topology = serving_place(where, model, n_chips)
+        precision = dtypes if isinstance(dtypes, Precision) else precision_of(dtypes)
         per_decode = spec.draft_tokens + 1 if spec else 1
-        self.target = Priced(model, chip, topology, n_chips, dtypes, options, max(budget, max_sequences * per_decode))
+        self.target = Priced(
+            model, chip, topology, n_chips, precision, options, max(budget, max_sequences * per_decode)
+        )
         self.drafter = None
         if spec is not None:
             drafting = {**options, "expert_parallel": False}
-            self.drafter = Priced(spec.drafter(model), chip, topology, n_chips, dtypes, drafting, max_sequences)
+            self.drafter = Priced(spec.drafter(model), chip, topology, n_chips, precision, drafting, max_sequences)
         self.count, self.table = n_chips, self.target.table
         self.kv_per_token = self.target.kv_per_token
         self.budget, self.max_sequences, self.block, self.chunked = budget, max_sequences, block_tokens, chunked
-        free = float(usable_bytes(chip, 1.0, n_chips)) - model.weight_bytes(dtypes["weight_dtype"])
-        self.room = resolve(chip, dtypes["compute_dtype"], options["efficiency"]).kv_fraction * free
+        free = float(usable_bytes(chip, 1.0, n_chips)) - model.weight_bytes(precision.weight_dtype)
+        self.room = resolve(chip, precision.compute_dtype, options["efficiency"]).kv_fraction * free
         if self.room <= 0:
             raise ValueError(f"{model.name}'s weights do not fit on {n_chips} x {chip.label}")
 
@@ -176,7 +182,7 @@ class Engine:
             seconds = seconds + self.drafter.step_s(b, b, 1.0, contexts + ahead)
         return np.atleast_1d(seconds), gains
 
-    def decode_line(self, context: np.ndarray) -> tuple[float, float] | None:
+    def decode_line(self, context: np.ndarray) -> tuple[float, float, int] | None:
         """``Priced.decode_line`` of the model alone."""
         return self.target.decode_line(context)
 
@@ -313,7 +319,8 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
                 ends.append(t + times[:steps])
                 t += float(times[steps - 1])
             else:  # steps of first + growth x i seconds: the stretch to the next arrival in closed form
-                first_s, growth_s = line
+                first_s, growth_s, straight = line
+                steps = int(min(steps, straight))
                 if next_arrival < count and not waiting:
                     steps = min(steps, _steps_to_reach(first_s, growth_s, float(arrival[next_arrival]) - t))
                 lines.append((t, steps, first_s, growth_s))

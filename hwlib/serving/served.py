@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwlib._checks import Number, as_real_array, one_of
+from hwlib._checks import Number, as_real_array, one_of, positive
 
 METRICS = ("ttft", "tpot", "latency")
 """Per-request metrics: time to first token, time per output token after it, and the whole request's time."""
@@ -54,27 +54,24 @@ class SimulatedServing:
 
     @property
     def output_tokens_per_s(self) -> float:
+        """Output tokens per second over ``duration_s``."""
         return float(self.output_tokens.sum() / self.duration_s)
 
     @property
     def requests_per_s(self) -> float:
+        """Completed requests per second over ``duration_s``: the throughput that ``goodput_per_s`` shares."""
         return float(len(self.arrival_s) / self.duration_s)
-
-    def _steady(self) -> tuple[np.ndarray, float]:
-        """The requests finishing in the second half of the arrival span, and its length (a burst: all of them,
-        over the whole duration)."""
-        start, end = float(np.median(self.arrival_s)), float(self.arrival_s.max())
-        if end <= start:
-            return np.ones(len(self.arrival_s), dtype=bool), self.duration_s
-        return (self.finish_s > start) & (self.finish_s <= end), end - start
 
     def steady_per_s(self) -> tuple[float, float]:
         """Completed requests and their output tokens per second while requests keep arriving: those finishing in
         the second half of the arrival span, over its length (a burst: all of them over the whole duration). Apart
         from the first requests' warm-up and the last ones' drain, it is the offered load where the engine keeps
         up and its capacity where it does not."""
-        done, span = self._steady()
-        return float(done.sum() / span), float(self.output_tokens[done].sum() / span)
+        start, end = float(np.median(self.arrival_s)), float(self.arrival_s.max())
+        if end <= start:
+            return self.requests_per_s, self.output_tokens_per_s
+        done = (self.finish_s > start) & (self.finish_s <= end)
+        return float(done.sum() / (end - start)), float(self.output_tokens[done].sum() / (end - start))
 
     def percentile(self, metric: str, q: Number) -> Number:
         """The ``q``-th percentile (0-100) of ``metric`` (``METRICS``) over the requests, in seconds."""
@@ -87,11 +84,14 @@ class SimulatedServing:
         return float(result) if np.ndim(result) == 0 else result
 
     def within(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> np.ndarray:
-        """Which requests met both targets."""
-        return (self.ttft_s <= ttft_s) & (self.tpot_s <= tpot_s)
+        """Which requests met both targets: a first token within ``ttft_s`` and every further one within ``tpot_s``
+        on average (s; inf: no target)."""
+        ttft = float(positive("ttft_s", ttft_s, allow_inf=True))
+        tpot = float(positive("tpot_s", tpot_s, allow_inf=True))
+        return (self.ttft_s <= ttft) & (self.tpot_s <= tpot)
 
     def goodput_per_s(self, ttft_s: float = np.inf, tpot_s: float = np.inf) -> float:
-        """Requests per second that met both targets (Zhong et al., "DistServe", OSDI 2024), counted as
-        ``steady_per_s`` counts them: at most the offered load, however short the run."""
-        done, span = self._steady()
-        return float((done & self.within(ttft_s, tpot_s)).sum() / span)
+        """Requests per second that met both targets (Zhong et al., "DistServe", OSDI 2024; s, inf: no target),
+        over the span that ``requests_per_s`` counts, the first arrival to the last finish: ``requests_per_s``
+        times the share of requests ``within`` the targets, so never more than the throughput."""
+        return float(self.within(ttft_s, tpot_s).sum() / self.duration_s)

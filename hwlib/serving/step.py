@@ -25,37 +25,19 @@ head, so the cache is replicated. Chapter :ref:`ch-serving`; :ref:`ch-kv-cache` 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from types import MappingProxyType
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from hwlib._checks import Number, broadcast, non_negative, one_of, positive, scalar_or_array, whole_count
+from hwlib._checks import Number, broadcast_shape, non_negative, one_of, positive, scalar_or_array, whole_count
 from hwlib.data import assumptions
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.efficiency import Efficiency
 from hwlib.memory import tokens_that_fit
 from hwlib.placement import serving_place
+from hwlib.precision import PRECISIONS, Precision
 from hwlib.serving.pricing import StepPricer
 from hwlib.serving.speculative import Speculation
-from hwlib.units import BYTES_PER_ELEMENT
-
-PRECISIONS = MappingProxyType(
-    {
-        "bf16": dict(weight_dtype="bf16", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
-        "int8 weights": dict(weight_dtype="int8", kv_dtype="bf16", activation_dtype="bf16", compute_dtype="bf16"),
-        "int8 weights and KV": dict(
-            weight_dtype="int8", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"
-        ),
-        "fp8": dict(weight_dtype="fp8", kv_dtype="fp8", activation_dtype="fp8", compute_dtype="fp8"),
-        "int4 weights, int8 KV": dict(
-            weight_dtype="int4", kv_dtype="int8", activation_dtype="bf16", compute_dtype="bf16"
-        ),
-        "fp4, fp8 KV": dict(weight_dtype="fp4", kv_dtype="fp8", activation_dtype="fp4", compute_dtype="fp4"),
-    }
-)
-"""Common serving precisions as ``inference_step`` options: weight-only quantization keeps bf16 matmuls; fp8 and
-fp4 run the matmuls at their own peak."""
 
 
 @dataclass(frozen=True)
@@ -66,7 +48,8 @@ class InferenceStep:
     ``time_s`` is the lower bound, ``time_upper_s`` the no-overlap sum, both with ``comm_time_s``;
     ``compute_time_s`` and ``memory_time_s`` are the two roofline terms of the totals on one chip's share.
     ``bound`` is "compute", "memory" or "communication" (the largest of the three). ``forecast_time_s`` prices
-    each part at the efficiencies kernels reach and adds each layer's overhead (``hw.Efficiency``).
+    the same work at the efficiencies kernels reach and adds each layer's and sequence's overhead (``hw.Efficiency``;
+    ``hwlib.pricing``), split into ``forecast_parts_s``.
     Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
 
@@ -83,6 +66,7 @@ class InferenceStep:
     bound: object
     n_chips: int
     forecast_time_s: Number = 0.0
+    forecast_parts_s: dict = field(default_factory=dict)
 
     @property
     def tokens_per_s(self) -> Number:
@@ -134,6 +118,7 @@ def inference_step(
     expert_parallel: bool = False,
     speculation: Speculation | None = None,
     efficiency: Efficiency | None = None,
+    precision: Precision | str | None = None,
 ) -> InferenceStep:
     """FLOPs, bytes and time of one step of ``batch`` sequences with ``context_len`` cached and ``new_tokens`` new
     tokens, on ``chip``: a chip record, or a cluster whose chip runs it.
@@ -150,96 +135,96 @@ def inference_step(
     steps (their time is in the step's; its parts are the verification's), and ``tokens`` counts the tokens the
     step yields in expectation (``hw.speculative_tokens_per_step``). The forecast takes
     ``efficiency``'s overrides (else the sourced records and the calibrated fit). Vectorised over batch, context
-    and new tokens.
-    Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
+    and new tokens. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four dtypes at
+    once. Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
-    for name, dtype in (("weight_dtype", weight_dtype), ("kv_dtype", kv_dtype), ("activation_dtype", activation_dtype)):
-        one_of(name, dtype, BYTES_PER_ELEMENT)
+    if precision is None:
+        precision = Precision(weight_dtype, kv_dtype, activation_dtype, compute_dtype)
+    elif isinstance(precision, str):
+        precision = PRECISIONS[one_of("precision", precision, tuple(PRECISIONS))]
+    elif not isinstance(precision, Precision):
+        raise TypeError(f"precision must be an hw.Precision, a key of hw.PRECISIONS or None, got {precision!r}")
     chip, topology = serving_place(chip, model, n_chips)
-    chip.peak(compute_dtype)
+    chip.peak(precision.compute_dtype)
     count = whole_count("n_chips", n_chips)
-    sequences, context, new = broadcast(
-        batch=positive("batch", batch, integral=True),
-        context_len=non_negative("context_len", context_len, integral=True),
-        new_tokens=positive("new_tokens", new_tokens, integral=True),
-    )
+    batch = positive("batch", batch, integral=True)
+    context = non_negative("context_len", context_len, integral=True)
+    new = positive("new_tokens", new_tokens, integral=True)
+    broadcast_shape(batch=batch, context_len=context, new_tokens=new)
+    sequences, context, new = (np.asarray(a, dtype=float) for a in (batch, context, new))
     table = model.table()
-    tokens = sequences * new
     latency = None if link_latency_s is None else float(non_negative("link_latency_s", link_latency_s))
     pricer = StepPricer(
         model,
         chip,
         topology,
         count,
-        weight_dtype,
-        activation_dtype,
-        compute_dtype,
+        precision,
         link_latency_s=latency,
         expert_parallel=expert_parallel,
         efficiency=efficiency,
     )
-    attention_flops = sequences * table.attention_flops(new, context)
-    attention_bytes = sequences * table.kv_bytes(context + new, kv_dtype) * kv_copies(model, count, kv_layout)
+    copies = kv_copies(model, count, kv_layout)
     if speculation is not None:
         if not isinstance(speculation, Speculation):
             raise TypeError(f"speculation must be an hw.Speculation(...) or None, got {speculation!r}")
         if np.any(new != 1):
             raise ValueError("speculation is a decode step: new_tokens must be 1")
-        verify = speculation.draft_tokens + 1
-        attention_flops = sequences * table.attention_flops(verify, context)
-        attention_bytes = sequences * table.kv_bytes(context + verify, kv_dtype) * kv_copies(model, count, kv_layout)
-        tokens = sequences * verify
-    priced = pricer.price(tokens, sequences, attention_flops, attention_bytes)
+        new = np.full_like(new, speculation.draft_tokens + 1.0)
+    tokens = sequences * new
+    attention_flops = sequences * table.attention_flops(new, context)
+    attention_bytes = sequences * table.kv_bytes(context + new, precision.kv_dtype) * copies
+    priced, part_flops, part_bytes = pricer.price(tokens, sequences, attention_flops, attention_bytes)
+    lower, upper, forecast = priced.bound_s, priced.no_overlap_s, priced.forecast_s
     if speculation is not None:
-        drafted = _draft_s(speculation, model, chip, topology, count, sequences, context, kv_dtype, pricer, efficiency)
-        for name, seconds in zip(("lower_s", "upper_s", "forecast_s"), drafted):
-            priced[name] = priced[name] + seconds
+        drafted = _draft_s(speculation, model, chip, topology, count, sequences, context, pricer)
+        lower, upper, forecast = lower + drafted[0], upper + drafted[1], forecast + drafted[2]
         tokens = sequences * speculation.tokens_per_step
-    compute_s, memory_s, comm = priced["compute_s"], priced["memory_s"], priced["comm_s"]
+    shape = np.broadcast_shapes(np.shape(lower), np.shape(tokens))
+    compute_s, memory_s = priced.compute_s, priced.memory_s
+    comm = sum(priced.comm_s.values(), 0.0)
     names = np.array(["compute", "memory", "communication"])
     bound = names[np.argmax(np.stack(np.broadcast_arrays(compute_s, memory_s, comm)), axis=0)]
+
+    def full(value: object) -> Number:
+        return scalar_or_array(np.broadcast_to(value, shape) if shape else np.asarray(value, dtype=float))
+
     return InferenceStep(
-        tokens=scalar_or_array(tokens),
-        flops=scalar_or_array(priced["total_flops"]),
-        bytes=scalar_or_array(priced["total_bytes"]),
-        part_flops={p: scalar_or_array(v) for p, v in priced["flops"].items()},
-        part_bytes={p: scalar_or_array(v) for p, v in priced["bytes"].items()},
-        time_s=scalar_or_array(priced["lower_s"]),
-        time_upper_s=scalar_or_array(priced["upper_s"]),
-        compute_time_s=scalar_or_array(compute_s),
-        memory_time_s=scalar_or_array(memory_s),
-        comm_time_s=scalar_or_array(comm),
-        bound=str(bound) if bound.ndim == 0 else bound,
+        tokens=full(tokens),
+        flops=full(sum(part_flops.values())),
+        bytes=full(sum(part_bytes.values())),
+        part_flops={p: full(v) for p, v in part_flops.items()},
+        part_bytes={p: full(v) for p, v in part_bytes.items()},
+        time_s=full(lower),
+        time_upper_s=full(upper),
+        compute_time_s=full(compute_s),
+        memory_time_s=full(memory_s),
+        comm_time_s=full(comm),
+        bound=str(bound) if bound.ndim == 0 else np.broadcast_to(bound, shape),
         n_chips=count,
-        forecast_time_s=scalar_or_array(priced["forecast_s"]),
+        forecast_time_s=full(forecast),
+        forecast_parts_s={p: full(v) for p, v in priced.forecast_parts_s.items()},
     )
 
 
-def _draft_s(speculation, model, chip, topology, count, sequences, context, kv_dtype, pricer, efficiency):
+def _draft_s(speculation, model, chip, topology, count, sequences, context, pricer):
     """Seconds of the drafter's k single-token steps before a verification: at the bound (lower and upper) and
     forecast."""
     drafter = speculation.drafter(model)
     table = drafter.table()
-    draft_pricer = StepPricer(
-        drafter,
-        chip,
-        topology,
-        count,
-        pricer.weight_dtype,
-        pricer.activation_dtype,
-        pricer.compute_dtype,
-        efficiency=efficiency,
-    )
+    draft_pricer = StepPricer(drafter, chip, topology, count, pricer.precision, efficiency=pricer.efficiency)
     totals = [0.0, 0.0, 0.0]
     for ahead in range(speculation.draft_tokens):
-        priced = draft_pricer.price(
+        priced, _, _ = draft_pricer.price(
             sequences,
             sequences,
             sequences * table.attention_flops(1, context + ahead),
-            sequences * table.kv_bytes(context + ahead + 1, kv_dtype),
+            sequences * table.kv_bytes(context + ahead + 1, pricer.precision.kv_dtype),
         )
-        totals = [total + priced[name] for total, name in zip(totals, ("lower_s", "upper_s", "forecast_s"))]
+        totals = [
+            total + seconds for total, seconds in zip(totals, (priced.bound_s, priced.no_overlap_s, priced.forecast_s))
+        ]
     return totals
 
 

@@ -40,15 +40,18 @@ from hwlib.data.records.layer_rules import (
     TP_ALLREDUCES_PER_LAYER,
     TRAINING_OVER_FORWARD,
 )
-from hwlib.efficiency import Efficiency, require_efficiency
+from hwlib.efficiency import Efficiency, layer_quantization, require_efficiency
 from hwlib.memory import usable_bytes
-from hwlib.placement import group_time_s, group_topology, send_time_s
-from hwlib.training.forecast import StepCounts, hidden_s, step_forecast
+from hwlib.placement import group_topology
+from hwlib.pricing import Collective, Part, Work, price
 from hwlib.training.zero import chip_bytes
 from hwlib.units import dtype_bytes
 
-AXES = ("tp", "cp", "fsdp", "dp", "pp")
-"""Mesh axes from innermost (fastest links) to outermost; ``ep`` reuses the data-parallel ranks."""
+MESH_AXES = ("dp", "fsdp", "tp", "pp", "ep", "cp")
+"""A mesh's axes, as ``Mesh`` names them, the CLI's ``--mesh`` takes them and results list them."""
+LAYOUT = ("tp", "cp", "fsdp", "dp", "pp")
+"""The axes laid out on the chips from innermost (fastest links) to outermost; ``ep`` reuses the data-parallel
+ranks."""
 STEP_PARTS = (
     "compute",
     "pipeline bubble",
@@ -81,7 +84,7 @@ class Mesh:
     cp: int = 1
 
     def __post_init__(self) -> None:
-        for name in ("dp", "fsdp", "tp", "pp", "ep", "cp"):
+        for name in MESH_AXES:
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"Mesh.{name} must be a whole number >= 1, got {value!r}")
@@ -100,11 +103,7 @@ class Mesh:
         return self.dp * self.fsdp
 
     def __str__(self) -> str:
-        parts = [
-            f"{name}={getattr(self, name)}"
-            for name in ("dp", "fsdp", "tp", "pp", "ep", "cp")
-            if getattr(self, name) > 1
-        ]
+        parts = [f"{name}={getattr(self, name)}" for name in MESH_AXES if getattr(self, name) > 1]
         return " ".join(parts) or "one chip"
 
 
@@ -137,6 +136,7 @@ class TrainStep:
     forecast_tokens_per_s: float = 0.0
     forecast_mfu: float = 0.0
     forecast_parts_s: dict = field(default_factory=dict)
+    time_upper_s: float = 0.0
 
     @property
     def parts_s(self) -> dict[str, float]:
@@ -148,7 +148,7 @@ class TrainStep:
 def _stride_groups(mesh: Mesh) -> dict[str, tuple[int, int]]:
     """Each axis's (size, stride) in the layout tp, cp, fsdp, dp, pp."""
     stride, groups = 1, {}
-    for name in AXES:
+    for name in LAYOUT:
         size = getattr(mesh, name)
         groups[name] = (size, stride)
         stride *= size
@@ -244,62 +244,51 @@ def local_params(model: ModelShape, mesh: Mesh) -> float:
     return (dense + experts / mesh.ep) / (mesh.tp * mesh.pp)
 
 
-def _communication(model, cluster, mesh, batch, recompute, keep_gathered) -> tuple[dict, dict]:
-    """Each collective's seconds per step, and its scope ("node" or "network", ``hw.collective_efficiency``)."""
+def _collectives(model, cluster, mesh, batch, recompute, keep_gathered) -> list:
+    """The step's collectives (``hwlib.pricing.Collective``) on their groups, those that overlap compute first in
+    the order they take the links: context parallelism's behind attention, the gradient all-reduce behind the
+    backward pass, FSDP's behind all of it; tensor parallelism's, pipeline sends and expert all-to-alls exposed."""
     table, count = model.table(), mesh.n_chips
     topology = {
         name: group_topology(cluster, size, stride, count) for name, (size, stride) in _stride_groups(mesh).items()
     }
     layers = model.n_layers / mesh.pp
+    per_pass = layers * batch.micro_batches  # each layer once per micro-batch
     micro = batch.micro_tokens / mesh.cp  # tokens of one micro-batch on one context-parallel rank
     passes = TP_PASSES_FULL_RECOMPUTE if recompute == "full" else TP_PASSES  # forward, backward (and recompute)
-    node = cluster.node_size or count
-    scope = {
-        name: "node" if cluster.node_fabric.topology == "torus" or size * stride <= node else "network"
-        for name, (size, stride) in _stride_groups(mesh).items()
-    }
-    scope = {
-        "tp all-reduce": scope["tp"],
-        "cp all-gather": scope["cp"],
-        "fsdp all-gather + reduce-scatter": "node" if scope["cp"] == scope["fsdp"] == "node" else "network",
-        "dp all-reduce": scope["dp"],
-        "pp send/recv": scope["pp"],
-        "ep all-to-all": "node"
-        if cluster.node_fabric.topology == "torus" or mesh.ep * mesh.tp * mesh.cp <= node
-        else "network",
-    }
-    comm = {}
-    if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
-        tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
-        per_layer = passes * TP_ALLREDUCES_PER_LAYER * group_time_s("all-reduce", tp_bytes, topology["tp"])
-        comm["tp all-reduce"] = per_layer * layers * batch.micro_batches
+    found = []
     if mesh.cp > 1:  # keys and values gathered forward, their gradients reduce-scattered backward
         kv = batch.micro_tokens * table.cp_elements_per_token() * WIRE_BYTES / mesh.tp  # the whole sequence's K, V
-        per_layer = group_time_s("all-gather", kv, topology["cp"]) + group_time_s("reduce-scatter", kv, topology["cp"])
-        comm["cp all-gather"] = per_layer * layers * batch.micro_batches
+        for kind in ("all-gather", "reduce-scatter"):
+            found.append(Collective("cp all-gather", kind, kv, topology["cp"], per_pass, "attention"))
     shards = _fsdp_shards(mesh)
-    if shards > 1:  # weights gathered for the passes, gradients reduce-scattered
-        shard_group = group_topology(cluster, shards, mesh.tp, count)
-        shard = local_params(model, mesh) * WIRE_BYTES
-        gathers, reduces = (1, 1) if keep_gathered else (2 * batch.micro_batches, batch.micro_batches)
-        comm["fsdp all-gather + reduce-scatter"] = gathers * group_time_s(
-            "all-gather", shard, shard_group
-        ) + reduces * group_time_s("reduce-scatter", shard, shard_group)
     if mesh.dp > 1:  # gradients all-reduced, bucket by bucket during the backward pass (over cp too without FSDP)
         grads = local_params(model, mesh) * WIRE_BYTES / shards
         group = (
             topology["dp"] if shards > 1 or mesh.cp == 1 else group_topology(cluster, mesh.dp * mesh.cp, mesh.tp, count)
         )
-        comm["dp all-reduce"] = group_time_s("all-reduce", grads, group)
+        found.append(Collective("dp all-reduce", "all-reduce", grads, group, 1, "backward"))
+    if shards > 1:  # weights gathered for the passes, gradients reduce-scattered
+        shard_group = group_topology(cluster, shards, mesh.tp, count)
+        shard = local_params(model, mesh) * WIRE_BYTES
+        gathers, reduces = (1, 1) if keep_gathered else (2 * batch.micro_batches, batch.micro_batches)
+        name = "fsdp all-gather + reduce-scatter"
+        found.append(Collective(name, "all-gather", shard, shard_group, gathers, "compute"))
+        found.append(Collective(name, "reduce-scatter", shard, shard_group, reduces, "compute"))
+    if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
+        tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
+        calls = passes * TP_ALLREDUCES_PER_LAYER * per_pass
+        found.append(Collective("tp all-reduce", "all-reduce", tp_bytes, topology["tp"], calls))
     if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
         send = micro * table.pp_elements_per_token() * WIRE_BYTES / mesh.tp  # Megatron scatters over tp ranks
-        comm["pp send/recv"] = 2 * (batch.micro_batches + mesh.pp - 1) * send_time_s(send, topology["pp"])
+        calls = 2 * (batch.micro_batches + mesh.pp - 1)
+        found.append(Collective("pp send/recv", "send", send, topology["pp"], calls))
     if mesh.ep > 1:  # dispatch and combine per MoE layer per pass; not overlapped
         ep_group = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count)
         routed = micro * table.ep_elements_per_token() * WIRE_BYTES
-        per_layer = passes * EP_ALL_TO_ALLS_PER_LAYER * group_time_s("all-to-all", routed, ep_group)
-        comm["ep all-to-all"] = per_layer * layers * batch.micro_batches
-    return comm, scope
+        calls = passes * EP_ALL_TO_ALLS_PER_LAYER * per_pass
+        found.append(Collective("ep all-to-all", "all-to-all", routed, ep_group, calls))
+    return found
 
 
 def train_step(
@@ -342,38 +331,48 @@ def train_step(
     attention = sequences * float(table.attention_flops(batch.seq_len, 0, causal))
     model_flops = TRAINING_OVER_FORWARD * float(table.forward_flops(batch.tokens, attention))
     extra = float(table.recompute_flops(batch.tokens, attention, recompute))
-    compute = (model_flops + extra) / count / peak
-    bubble = (mesh.pp - 1) / (batch.chunks * batch.micro_batches) * compute if mesh.pp > 1 else 0.0
     attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
-    attention_s = attention_passes * attention / count / peak
     memory, room, keep_gathered = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction)
-    comm, scope = _communication(model, cluster, mesh, batch, recompute, keep_gathered)
-    hidden = {name: float(seconds) for name, seconds in hidden_s(comm, compute, attention_s).items()}
-    exposed = {name: comm[name] - hidden[name] for name in comm}
-    time = compute + bubble + sum(exposed.values())
-    total = sum(memory.values())
-    fits = total <= room
-    counts = StepCounts(
-        weight_flops=(model_flops + extra - attention_passes * attention) / count,
-        score_flops=attention_passes * attention / count,
-        activation_bytes=(TRAINING_OVER_FORWARD + (1.0 if recompute == "full" else 0.0))
+    micro_tokens = batch.micro_tokens / mesh.cp
+    quantized = layer_quantization(chip, table, micro_tokens, mesh.tp) if efficiency.quantization else 1.0
+    work = Work(
+        parts={
+            "matmuls": Part((model_flops + extra - attention_passes * attention) / count, 0.0, "matmul", quantized),
+            "attention": Part(attention_passes * attention / count, 0.0, "attention"),
+        },
+        collectives=tuple(_collectives(model, cluster, mesh, batch, recompute, keep_gathered)),
+        bubble_share=(mesh.pp - 1) / (batch.chunks * batch.micro_batches) if mesh.pp > 1 else 0.0,
+        elementwise_bytes=(TRAINING_OVER_FORWARD + (1.0 if recompute == "full" else 0.0))
         * table.activation_elements_per_token()
         * batch.tokens
         / count
         * WIRE_BYTES,
-        micro_tokens=batch.micro_tokens / mesh.cp,
-        bubble_share=(mesh.pp - 1) / (batch.chunks * batch.micro_batches) if mesh.pp > 1 else 0.0,
+        unmodelled=True,
     )
-    forecast = step_forecast(chip, dtype, table, mesh, counts, comm, scope, efficiency)
-    forecast_time = forecast["total"]
+    priced = price(work, chip, dtype, efficiency)
+    compute = float(priced.compute_s)
+    time = float(priced.bound_s)
+    total = sum(memory.values())
+    fits = total <= room
+    forecast_time = priced.forecast_s
+    parts = priced.forecast_parts_s
+    forecast_parts = {
+        "matmuls": parts["matmuls"],
+        "attention": parts["attention"],
+        "elementwise": parts["elementwise"],
+        "pipeline bubble": parts["pipeline bubble"],
+        "exposed communication": sum(priced.forecast_exposed_s.values(), 0.0),
+        "overlap slowdown": parts["overlap slowdown"],
+        "unmodelled": parts["unmodelled"],
+    }
     return TrainStep(
         mesh=mesh,
         n_chips=count,
         time_s=time,
         compute_time_s=compute,
-        bubble_time_s=bubble,
-        comm_time_s=comm,
-        exposed_comm_time_s=exposed,
+        bubble_time_s=float(priced.bound_parts_s["pipeline bubble"]),
+        comm_time_s={name: float(seconds) for name, seconds in priced.comm_s.items()},
+        exposed_comm_time_s={name: float(seconds) for name, seconds in priced.exposed_s.items()},
         tokens_per_s=batch.tokens / time,
         mfu=model_flops / (count * peak * time),
         hardware_flops_utilization=(model_flops + extra) / (count * peak * time),
@@ -385,7 +384,8 @@ def train_step(
         forecast_time_s=scalar_or_array(forecast_time),
         forecast_tokens_per_s=scalar_or_array(batch.tokens / forecast_time),
         forecast_mfu=scalar_or_array(model_flops / (count * peak * forecast_time)),
-        forecast_parts_s={name: scalar_or_array(seconds) for name, seconds in forecast.items() if name != "total"},
+        forecast_parts_s={name: scalar_or_array(seconds) for name, seconds in forecast_parts.items()},
+        time_upper_s=float(priced.no_overlap_s),
     )
 
 

@@ -9,7 +9,7 @@ stays a light calculator. The modules: ``tables`` and ``check_tables``; the figu
 
 from __future__ import annotations
 
-import importlib
+from hwlib.lazy_names import lazy_names
 
 _NAMES = {
     "hwlib.viz.gluing": ("glue", "glued_text"),
@@ -33,7 +33,6 @@ _NAMES = {
         "collective_check_table",
         "load_check_table",
         "load_sources_table",
-        "plan_training",
         "serving_check_table",
         "serving_sources_table",
         "speculation_check_table",
@@ -83,19 +82,5 @@ _NAMES = {
         "TrainingExplorer",
     ),
 }
-_MODULE_OF = {name: module for module, names in _NAMES.items() for name in names}
 
-__all__ = sorted(_MODULE_OF)
-
-
-def __getattr__(name: str) -> object:
-    """Load a name (figure, table, glue, explorer) on first use."""
-    if name in _MODULE_OF:
-        value = getattr(importlib.import_module(_MODULE_OF[name]), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module 'hwlib.viz' has no attribute {name!r}")
-
-
-def __dir__() -> list[str]:
-    return sorted(__all__)
+__all__, __getattr__, __dir__ = lazy_names(__name__, _NAMES)

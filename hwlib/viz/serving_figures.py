@@ -13,8 +13,9 @@ from matplotlib.ticker import FormatStrFormatter, LogLocator, NullLocator
 
 from hwlib._checks import positive
 from hwlib.data.records import Chip, ModelShape, require, require_chip
+from hwlib.precision import PRECISIONS
 from hwlib.serving.plan import serving_curve
-from hwlib.serving.step import PRECISIONS, inference_step
+from hwlib.serving.step import inference_step
 from hwlib.units import TERA
 from hwlib.viz.figures import plot_roofline
 from hwlib.viz.style import PALETTE, new_axes

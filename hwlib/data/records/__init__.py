@@ -10,6 +10,7 @@ this one (``vendor_chips``, ``vendor_systems``, ``literature``, ``model_shapes``
 """
 
 from hwlib.data.records.hardware import (
+    CHIP_FAMILIES,
     ENERGY_FIELDS,
     FABRIC_KINDS,
     FABRIC_TOPOLOGIES,
@@ -26,10 +27,13 @@ from hwlib.data.records.latent_attention import LatentAttention
 from hwlib.data.records.model_shape import ModelShape
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
 from hwlib.data.records.workloads import (
+    FORECAST_DOMAINS,
     LOAD_METRICS,
+    MODEL_KINDS,
     TRAINING_PARTS,
     CollectiveRun,
     DecodeRun,
+    ForecastError,
     LoadRun,
     Scenario,
     ServingRun,
@@ -39,10 +43,13 @@ from hwlib.data.records.workloads import (
 )
 
 __all__ = [
+    "CHIP_FAMILIES",
     "ENERGY_FIELDS",
     "FABRIC_KINDS",
     "FABRIC_TOPOLOGIES",
+    "FORECAST_DOMAINS",
     "LOAD_METRICS",
+    "MODEL_KINDS",
     "READ_ON",
     "SOURCES",
     "TRAINING_PARTS",
@@ -52,6 +59,7 @@ __all__ = [
     "DecodeRun",
     "Deployment",
     "Fabric",
+    "ForecastError",
     "KernelEfficiency",
     "LatentAttention",
     "LoadRun",

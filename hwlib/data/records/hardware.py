@@ -21,6 +21,11 @@ def _float(quantity: Sourced | None) -> float | None:
 ENERGY_FIELDS = ("hbm_energy", "flop_energy", "static_power", "tdp")
 """The fields the energy model needs (see ``Chip.require``)."""
 
+CHIP_FAMILIES = ("GPU", "TPU")
+"""The families of accelerators the forecast's error is measured per (``hw.forecast_band``)."""
+VENDOR_FAMILIES = {"NVIDIA": "GPU", "AMD": "GPU", "Google": "TPU"}
+"""The family of accelerators each vendor in the records makes (``Chip.family``)."""
+
 
 @dataclass(frozen=True, eq=False)
 class Chip:
@@ -66,6 +71,11 @@ class Chip:
     def label(self) -> str:
         """Name plus the source when it is not the vendor or the reader, e.g. 'TPU v6e [doc000]'."""
         return self.name if self.source in ("vendor", "given") else f"{self.name} [{self.source}]"
+
+    @property
+    def family(self) -> str:
+        """The family of accelerators its vendor makes, "GPU" or "TPU"; "" for a chip given inline."""
+        return VENDOR_FAMILIES.get(self.vendor, "")
 
     @property
     def hbm_bytes(self) -> float:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from hwlib.data.records.hf_config import Reader
+from hwlib.data.records.hf_reader import Reader
 from hwlib.data.records.latent_attention import LatentAttention
 
 LLAMA_LIKE = (

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from types import MappingProxyType
 
 from hwlib._checks import one_of
-from hwlib.data.records.hardware import FABRIC_KINDS
+from hwlib.data.records.hardware import CHIP_FAMILIES, FABRIC_KINDS
+from hwlib.data.records.quantities import Sourced
 
 TRAINING_PARTS = ("weights", "gradients", "master", "optimizer")
 """The four parts of a training state, in the order tables and figures show them."""
@@ -287,3 +288,40 @@ class SpeculationRun:
     def __post_init__(self) -> None:
         if len(self.batches) != len(self.speedups) or len(self.batches) < 2:
             raise ValueError("SpeculationRun needs one speed-up per batch, at two batches or more")
+
+
+FORECAST_DOMAINS = ("training", "serving")
+"""The two kinds of step a forecast prices: a training step, a serving step."""
+MODEL_KINDS = ("dense", "MoE")
+"""A model's MLP: dense, or a mixture of experts (``ModelShape.is_moe``)."""
+
+
+@dataclass(frozen=True)
+class ForecastError:
+    """The forecast's measured error on one kind of run: ``domain`` (training or serving), ``model`` ("dense" or
+    "MoE") and ``family`` (the chips' "GPU" or "TPU"). Over ``runs`` measured runs from ``sources`` sources, each
+    source's runs left out of the fit in turn, the ``mean`` and ``worst`` absolute relative error of the forecast
+    (Sourced fractions, unit "1"). Chapter :ref:`ch-forecast`.
+    """
+
+    domain: str
+    model: str
+    family: str
+    runs: int
+    sources: int
+    mean: Sourced
+    worst: Sourced
+
+    def __post_init__(self) -> None:
+        one_of("ForecastError.domain", self.domain, FORECAST_DOMAINS)
+        one_of("ForecastError.model", self.model, MODEL_KINDS)
+        one_of("ForecastError.family", self.family, CHIP_FAMILIES)
+        if not 0 < self.sources <= self.runs:
+            raise ValueError(f"ForecastError needs 0 < sources <= runs, got {self.sources} sources, {self.runs} runs")
+        if self.worst.value < self.mean.value:
+            raise ValueError(f"ForecastError.worst {self.worst.value} must be at least its mean {self.mean.value}")
+
+    @property
+    def kind(self) -> tuple[str, str, str]:
+        """(domain, model, family), e.g. ("serving", "dense", "GPU")."""
+        return (self.domain, self.model, self.family)

@@ -15,8 +15,9 @@ from hwlib.data import chip as find_chip
 from hwlib.data import model as find_model
 from hwlib.data import models as all_models
 from hwlib.data.records import Chip, ModelShape
+from hwlib.precision import PRECISIONS
 from hwlib.serving.plan import serving_curve, serving_name, tensor_parallel_sizes
-from hwlib.serving.step import PRECISIONS, compute_bound_batch, inference_step, max_batch, time_to_first_token_s
+from hwlib.serving.step import compute_bound_batch, inference_step, max_batch, time_to_first_token_s
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import Explorer, chip_dropdown, offered_records, options_in, record_dropdown
 from hwlib.viz.explorers.memory import deployable_chips

@@ -1,0 +1,243 @@
+"""``hwlib memory`` (training memory and the chips that hold it), ``hwlib train`` (one training step on a mesh)
+and ``hwlib plan`` (the best meshes of a cluster).
+
+Each answer says first whether it fits; a step leads with its forecast and the error band for the run's kind, and the
+bound follows as the ceiling. A mesh that does not fit prints no step time. Every number comes from hwlib; nothing is
+derived here.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import hwlib as hw
+from hwlib.cli.options import MESH_AXES, load_efficiency, load_model
+from hwlib.cli.report import Report, add_band, rate, seconds
+
+
+def _deployment(n_chips: int, chip: hw.Chip, usable: float) -> tuple[int | None, str]:
+    """The smallest real deployment of at least ``n_chips`` chips: (its chips, its name), or (None, why not)."""
+    try:  # the deployment that holds n_chips chips' usable HBM is the smallest with at least n_chips chips
+        size = hw.deployment_chips(n_chips * hw.usable_bytes(chip, usable), chip, usable)
+    except KeyError:
+        return None, f"no deployment sizes known for {chip.name}"
+    return size, hw.deployment_name(size, chip)
+
+
+def run_memory(args: argparse.Namespace) -> Report:
+    model, chip, recipe, size = load_model(args), hw.chip(args.chip), hw.recipe(args.recipe), hw.format_bytes
+    n_params = model.params()
+    state, total = hw.training_state_breakdown(n_params, recipe), hw.training_state_bytes(n_params, recipe)
+    held = hw.training_memory(
+        model,
+        recipe,
+        chip,
+        args.seq_len,
+        args.batch,
+        sharding=args.sharding,
+        recompute=args.recompute,
+        usable_fraction=args.usable,
+    )
+    report = Report(
+        "memory",
+        [
+            f"{model.name}: {n_params / 1e9:,.2f}B parameters; recipe {recipe.key} ({recipe.label}, "
+            f"{recipe.bytes_per_param:g} B/param)",
+            f"{chip.name}: {size(chip.capacity_bytes)} HBM, {args.usable:.0%} usable = {size(held.usable_bytes)} per "
+            f"chip; micro-batch per chip {args.batch:,} x {args.seq_len:,} tokens, recompute {args.recompute}",
+        ],
+        {
+            "model": model.key,
+            "chip": chip.key,
+            "recipe": recipe.key,
+            "seq_len": args.seq_len,
+            "batch": args.batch,
+            "sharding": args.sharding,
+            "recompute": args.recompute,
+            "usable_fraction": args.usable,
+        },
+        csv_table="parts",
+    )
+    if held.n_chips:
+        shown = f"yes: on {held.n_chips:,} chips under {args.sharding}, each holding its micro-batch's activations"
+        report.add_verdict(report.fields(), "fits", shown, n_chips=held.n_chips)
+    else:
+        report.add_verdict(report.fields(), "fits", f"NO: {held.reason}", held.reason, n_chips=None)
+    where = f"{held.n_chips:,} chips" if held.n_chips else "one chip"
+    parts = report.table("parts", ("part", "B/param", "whole model", f"per chip ({args.sharding}, {where})"))
+    per_param = recipe.breakdown()
+    for part in (*state, "activations", "logits", "total"):
+        whole = total if part == "total" else state.get(part)
+        bytes_per_param = recipe.bytes_per_param if part == "total" else per_param.get(part)
+        chip_bytes = held.per_chip_bytes if part == "total" else held.parts[part]
+        parts.add(
+            (
+                part,
+                "-" if bytes_per_param is None else f"{bytes_per_param:g}",
+                "-" if whole is None else size(whole),
+                size(chip_bytes),
+            ),
+            {
+                "part": part,
+                "bytes_per_param": bytes_per_param,
+                "whole_model_bytes": whole,
+                "per_chip_bytes": chip_bytes,
+            },
+        )
+    fewest = report.table("fewest_chips", ("holds the training", "chips", "smallest deployment"), align="lrl")
+    pooled = hw.chips_needed(total, chip, args.usable)
+    for label, n_chips in (("state pooled", pooled), (f"{args.sharding} + activations", held.n_chips)):
+        chips, name = _deployment(n_chips, chip, args.usable) if n_chips else (None, "-")
+        shown = f"{chips:,} chips ({name})" if chips else name
+        fewest.add(
+            (f"fewest chips, {label}", f"{n_chips:,}" if n_chips else "none", shown),
+            {"case": label, "n_chips": n_chips or None, "deployment_chips": chips, "deployment": name},
+        )
+    report.note(
+        f"(pooled: ceil(state / usable HBM), activations left out; {args.sharding}: each chip also holds its own "
+        "micro-batch's activations and logits)"
+    )
+    return report
+
+
+def _mesh_sizes(mesh: hw.Mesh) -> dict[str, int]:
+    return {axis: getattr(mesh, axis) for axis in MESH_AXES}
+
+
+def _train_inputs(args: argparse.Namespace, model: hw.ModelShape, cluster: hw.Cluster) -> dict[str, object]:
+    return {
+        "model": model.key,
+        "cluster": cluster.key,
+        "global_batch_tokens": args.global_batch_tokens,
+        "seq_len": args.seq_len,
+    }
+
+
+def run_train(args: argparse.Namespace) -> Report:
+    model, cluster = load_model(args), hw.cluster(args.cluster)
+    sizes = args.mesh or {"dp": args.chips or 1}
+    mesh = hw.Mesh(**sizes)
+    if args.chips and mesh.n_chips != args.chips:
+        raise ValueError(f"--mesh {sizes} has {mesh.n_chips:,} chips, --chips says {args.chips:,}")
+    step = hw.train_step(model, cluster, mesh, args.global_batch_tokens, args.seq_len, efficiency=load_efficiency(args))
+    report = Report(
+        "train",
+        [
+            f"{model.name} on {cluster.name}, mesh {mesh} ({mesh.n_chips:,} chips); global batch "
+            f"{args.global_batch_tokens:,} tokens of sequences of {args.seq_len:,}"
+        ],
+        {**_train_inputs(args, model, cluster), "mesh": _mesh_sizes(mesh)},
+    )
+    fields = report.fields()
+    memory = hw.format_bytes(step.memory_per_chip_bytes)
+    if not step.fits:
+        report.add_verdict(
+            fields, "fits", f"NO: {step.reason}", step.reason, memory_per_chip_bytes=step.memory_per_chip_bytes
+        )
+        report.note("(no step time: a mesh that does not fit does not run; hwlib plan lists the meshes that fit)")
+        return report
+    fields.add(
+        (
+            "forecast",
+            f"MFU {100 * step.forecast_mfu:.1f} %, {seconds(step.forecast_time_s)} per step, "
+            f"{rate(step.forecast_tokens_per_s)}",
+        ),
+        {
+            "forecast_mfu": step.forecast_mfu,
+            "forecast_time_s": step.forecast_time_s,
+            "forecast_tokens_per_s": step.forecast_tokens_per_s,
+        },
+    )
+    add_band(fields, hw.forecast_band("training", model, cluster.chip))
+    fields.add(
+        (
+            "bound, the ceiling",
+            f"MFU {100 * step.mfu:.1f} %, {seconds(step.time_s)} per step, {rate(step.tokens_per_s)}",
+        ),
+        {"bound_mfu": step.mfu, "bound_time_s": step.time_s, "bound_tokens_per_s": step.tokens_per_s},
+    )
+    report.add_verdict(fields, "fits", f"yes: {memory} per chip", memory_per_chip_bytes=step.memory_per_chip_bytes)
+    comm = report.table("communication", ("communication (bound)", "time", "not hidden"), align="lrr")
+    for name, time in step.comm_time_s.items():
+        exposed = step.exposed_comm_time_s.get(name, 0.0)
+        comm.add(
+            (name, seconds(time), seconds(exposed)),
+            {"collective": name, "bound_time_s": time, "bound_exposed_time_s": exposed},
+        )
+    report.note(
+        "(the forecast prices each term at what kernels reach; the bound, every chip at its peak FLOP/s and every link "
+        "at its rate)"
+    )
+    return report
+
+
+def run_plan(args: argparse.Namespace) -> Report:
+    model, cluster = load_model(args), hw.cluster(args.cluster)
+    n_chips = args.chips or cluster.max_chips
+    if n_chips is None:
+        raise ValueError(f"--chips is needed: {cluster.name} has no largest size")
+    results = [
+        (p.mesh, p.step, p.reason)
+        for p in hw.plan_training(
+            model, cluster, args.global_batch_tokens, args.seq_len, n_chips, efficiency=load_efficiency(args)
+        ).meshes
+    ]
+    feasible = [(mesh, step) for mesh, step, _ in results if step is not None and step.fits]
+    report = Report(
+        "plan",
+        [
+            f"{model.name} on {n_chips:,} chips of {cluster.name}; global batch {args.global_batch_tokens:,} tokens, "
+            f"sequences of {args.seq_len:,}"
+        ],
+        {**_train_inputs(args, model, cluster), "n_chips": n_chips, "top": None if args.all else args.top},
+        csv_table="meshes",
+    )
+    if not feasible:
+        reason = f"none of the {len(results):,} meshes fits" + ("" if args.all else " (--all gives each one's reason)")
+        report.add_verdict(report.fields(), "fits", f"NO: {reason}", reason)
+    header = ("#", "mesh", *(("fits",) * args.all), "forecast step", "forecast MFU", "step (bound)")
+    header += ("tokens/s (bound)", "MFU (bound)", "memory per chip", *(("why not",) * args.all))
+    table = report.table("meshes", header, "rl" + "l" * args.all + "rrrrrr" + "l" * args.all)
+    shown = results if args.all else [(mesh, step, "") for mesh, step in feasible[: args.top]]
+    for rank, (mesh, step, reason) in enumerate(shown, 1):
+        fits = step is not None and step.fits
+        ran = step if fits else None  # a mesh that does not fit shows no time
+        cells = [
+            rank,
+            str(mesh),
+            *(("yes" if fits else "no",) * args.all),
+            seconds(ran.forecast_time_s) if ran else "-",
+            f"{100 * ran.forecast_mfu:.1f} %" if ran else "-",
+            seconds(ran.time_s) if ran else "-",
+            rate(ran.tokens_per_s).removesuffix(" tokens/s") if ran else "-",
+            f"{100 * ran.mfu:.1f} %" if ran else "-",
+            hw.format_bytes(step.memory_per_chip_bytes) if step else "-",
+            *((reason or "-",) * args.all),
+        ]
+        table.add(
+            cells,
+            {
+                "rank": rank,
+                "mesh": str(mesh),
+                **_mesh_sizes(mesh),
+                "fits": fits,
+                "reason": reason,
+                "forecast_time_s": ran.forecast_time_s if ran else None,
+                "forecast_tokens_per_s": ran.forecast_tokens_per_s if ran else None,
+                "forecast_mfu": ran.forecast_mfu if ran else None,
+                "bound_time_s": ran.time_s if ran else None,
+                "bound_tokens_per_s": ran.tokens_per_s if ran else None,
+                "bound_mfu": ran.mfu if ran else None,
+                "memory_per_chip_bytes": step.memory_per_chip_bytes if step else None,
+            },
+        )
+    shown_best = f"the best {min(args.top, len(feasible)):,} by forecast step time"
+    best = "every mesh, feasible ones first by forecast step time" if args.all else shown_best
+    band = hw.forecast_band("training", model, cluster.chip)
+    report.note(
+        f"{len(feasible):,} of {len(results):,} meshes fit; showing {best} (--top N, --all for every mesh with the "
+        "reason it fails; a mesh that does not fit shows no time). The forecast prices each term at what kernels "
+        f"reach, error band {band.text}; the bound, the ceiling, puts every chip at its peak and every link at its "
+        "rate."
+    )
+    return report

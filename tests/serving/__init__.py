@@ -1,0 +1,1 @@
+"""Tests of hwlib/serving/, one file per module."""

@@ -1,0 +1,216 @@
+"""The one pricer (``hwlib.pricing``): serving, the simulator and training price the same work alike, every forecast
+is its bound at peak, and each term of the forecast does what it says."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import hwlib as hw
+from hwlib.efficiency import collective_efficiency, small_allreduce_s
+from hwlib.placement import scope_of
+from hwlib.pricing import BACKWARD_SHARE, Collective, Part, Work, hidden_s, price, windows
+from hwlib.serving.engine import Priced
+from hwlib.serving.pricing import StepPricer
+
+AT_PEAK = hw.Efficiency.at_peak()
+H100, NODE, V5P = hw.chip("h100-sxm"), hw.cluster("hgx-h100-ndr"), hw.cluster("tpu-v5p")
+LLAMA8, LLAMA70, MIXTRAL = hw.model("llama-3-8b"), hw.model("llama-3-70b"), hw.model("mixtral-8x7b")
+
+
+def priced(model, chip, topology, n_chips, efficiency=None, estimate="forecast", **options):
+    precision = hw.Precision(**options)
+    settings = {"expert_parallel": False, "efficiency": efficiency, "estimate": estimate}
+    return Priced(model, chip, topology, n_chips, precision, settings, 4096)
+
+
+@pytest.mark.parametrize(
+    "model, where, n_chips, options",
+    [
+        (LLAMA8, H100, 1, {}),
+        (LLAMA70, NODE, 8, {"weight_dtype": "fp8", "kv_dtype": "fp8", "compute_dtype": "fp8"}),
+        (LLAMA70, NODE, 16, {}),  # a tensor-parallel group across two nodes' NICs
+        (LLAMA70, hw.cluster("tpu-v5e"), 8, {"weight_dtype": "int8"}),
+        (hw.model("gemma-2-9b"), H100, 1, {}),  # sliding windows: no closed form
+        (MIXTRAL, NODE, 8, {}),
+    ],
+    ids=["8b-h100", "70b-fp8-tp8", "70b-tp16-nics", "70b-v5e", "gemma2-windows", "mixtral"],
+)
+@pytest.mark.parametrize("estimate", ["forecast", "bound"])
+def test_the_simulator_prices_a_step_as_inference_step_does(model, where, n_chips, options, estimate):
+    chip, topology = hw.placement.serving_place(where, model, n_chips)
+    engine = priced(model, chip, topology, n_chips, estimate=estimate, **options)
+    for batch, context, new in ((1, 0, 512), (4, 0, 700), (64, 3000, 1), (256, 100, 1), (7, 20000, 1)):
+        step = hw.inference_step(model, where, batch, context, new, n_chips, **options)
+        expected = step.forecast_time_s if estimate == "forecast" else step.time_s
+        seconds = engine.step_s(batch * new, batch, np.full(batch, float(new)), np.full(batch, float(context)))
+        assert float(seconds) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("efficiency", [None, AT_PEAK], ids=["forecast", "at-peak"])
+def test_a_decode_stretch_priced_as_a_line_is_its_steps(efficiency):
+    engine = priced(LLAMA8, H100, None, 1, efficiency=efficiency)
+    context = np.array([100.0, 2000.0, 7000.0, 30.0] * 40)
+    first, growth, straight = engine.decode_line(context)
+    steps = int(min(straight, 500))
+    expected = engine.decode_s(context, steps)
+    np.testing.assert_allclose(first + growth * np.arange(steps), expected, rtol=1e-12)
+
+
+def test_an_overlapping_decode_line_ends_where_the_other_roofline_term_takes_over():
+    at_peak = priced(LLAMA8, H100, None, 1, efficiency=AT_PEAK)
+    context = np.full(400, 10.0)  # at a short context compute leads; each step's cache reads catch up
+    first, growth, straight = at_peak.decode_line(context)
+    assert np.isfinite(straight) and straight >= 1
+    steps = at_peak.decode_s(context, int(straight) + 200)
+    np.testing.assert_allclose(first + growth * np.arange(straight), steps[: int(straight)], rtol=1e-12)
+    assert not np.allclose(first + growth * np.arange(steps.size), steps)
+
+
+def test_at_peak_every_forecast_is_its_bound():
+    batch, context = np.array([1, 16, 256]), np.array([[128], [8192]])
+    for model, where, n_chips, options in (
+        (LLAMA70, H100, 8, {"weight_dtype": "fp8", "kv_dtype": "fp8", "compute_dtype": "fp8"}),
+        (LLAMA70, NODE, 16, {}),
+        (LLAMA70, V5P, 8, {}),
+        (MIXTRAL, NODE, 8, {"expert_parallel": True}),
+        (LLAMA8, H100, 1, {"speculation": hw.Speculation(3, 0.7, draft=hw.model("qwen2.5-1.5b"))}),
+    ):
+        step = hw.inference_step(model, where, batch, context, 1, n_chips, efficiency=AT_PEAK, **options)
+        np.testing.assert_allclose(step.forecast_time_s, step.time_s, rtol=1e-12)
+    for model, cluster, mesh in (
+        (LLAMA70, NODE, hw.Mesh(fsdp=16, tp=8, pp=2)),
+        (LLAMA70, NODE, hw.Mesh(dp=4, tp=8, pp=4, cp=2)),
+        (MIXTRAL, NODE, hw.Mesh(dp=2, fsdp=4, tp=2, ep=4)),
+        (LLAMA8, V5P, hw.Mesh(fsdp=32, tp=4)),
+    ):
+        step = hw.train_step(model, cluster, mesh, 2**22, 8192, efficiency=AT_PEAK)
+        assert step.forecast_time_s == pytest.approx(step.time_s, rel=1e-12)
+        assert step.time_upper_s >= step.time_s
+    options = dict(n_requests=200, arrival_rate_per_s=20, prompt_len=512, output_len=64, seed=3)
+    forecast = hw.simulate_serving(LLAMA8, H100, efficiency=AT_PEAK, **options)
+    bound = hw.simulate_serving(LLAMA8, H100, estimate="bound", **options)
+    np.testing.assert_allclose(forecast.finish_s, bound.finish_s, rtol=1e-9)
+
+
+def test_training_and_serving_price_the_same_work_alike():
+    """One step's work handed to the pricer directly, and by each caller: the same seconds."""
+    step = hw.inference_step(LLAMA70, NODE, 32, 4096, 1, 8)
+    pricer = StepPricer(LLAMA70, H100, hw.group_topology(NODE, 8, 1, 8), 8, hw.Precision())
+    attention = 32 * LLAMA70.table().attention_flops(1, 4096), 32 * LLAMA70.table().kv_bytes(4097)
+    direct = price(pricer.work(32.0, 32.0, *attention), H100, "bf16")
+    assert (step.time_s, step.time_upper_s, step.forecast_time_s) == pytest.approx(
+        (direct.bound_s, direct.no_overlap_s, direct.forecast_s), rel=1e-12
+    )
+    # a training step's tensor-parallel all-reduce and a serving step's, of the same bytes on the same group, cost
+    # the same at the bound and at the forecast
+    group = hw.group_topology(NODE, 8, 1, 64)
+    tp = Collective("tp all-reduce", "all-reduce", 8192 * LLAMA70.d_model * 2, group, 160)
+    work = Work({"matmuls": Part(1e15, 0.0)}, (tp,))
+    serving_like = Work({"weights": Part(1e15, 0.0)}, (tp,), layers=0, sequences=0)
+    a, b = price(work, H100, "bf16"), price(serving_like, H100, "bf16")
+    assert (a.bound_s, a.forecast_s) == pytest.approx((b.bound_s, b.forecast_s), rel=1e-12)
+
+
+def test_a_group_knows_where_it_runs_and_its_collectives_the_efficiency_there():
+    inside, across, mixed = (hw.group_topology(NODE, 8, s, 64) for s in (1, 8, 4))
+    assert (inside.where, across.where, mixed.where) == ("node", "network", "hierarchy")
+    assert [scope_of(t) for t in (inside, across, mixed)] == ["node", "network", "network"]
+    torus = hw.group_topology(V5P, 4, 1, 128)
+    assert torus.where == "torus" and scope_of(torus) == "node"
+    assert scope_of(hw.switch(8, 450e9)) == "node" and scope_of(hw.hierarchy(hw.switch(8, 1e9), hw.switch(2, 1e9)))
+    # serving across two nodes prices its all-reduces at the network's achieved share, not the node's
+    one = Collective("tp", "all-reduce", 2**26, mixed, 1)
+    alone = Work({"weights": Part(0.0, 0.0)}, (one,))
+    bound = price(alone, H100, "bf16", AT_PEAK).bound_s
+    forecast = price(alone, H100, "bf16", hw.Efficiency(small_allreduce_s=0.0)).forecast_s
+    assert forecast == pytest.approx(bound / collective_efficiency("network"), rel=1e-12)
+    assert collective_efficiency("network") != collective_efficiency("node")
+
+
+def test_training_collectives_take_the_smallest_all_reduce_as_their_floor():
+    tiny = Collective("tp all-reduce", "all-reduce", 64.0, hw.group_topology(NODE, 8, 1, 8), 1000)
+    work = Work({"matmuls": Part(0.0, 0.0)}, (tiny,), unmodelled=True)
+    floored = price(work, H100, "bf16", hw.Efficiency(unmodelled_share=0.0, small_allreduce_s=1e-3))
+    assert floored.forecast_s == pytest.approx(1000 * 1e-3, rel=1e-12)
+    measured = hw.Efficiency(unmodelled_share=0.0, small_allreduce_s=float(small_allreduce_s(8)))
+    default = price(work, H100, "bf16", hw.Efficiency(unmodelled_share=0.0))
+    assert default.forecast_s == pytest.approx(price(work, H100, "bf16", measured).forecast_s, rel=1e-12)
+    assert default.forecast_s >= 1000 * float(small_allreduce_s(8))
+    send = Collective("pp send/recv", "send", 64.0, hw.group_topology(NODE, 2, 8, 16), 10)
+    floorless = price(Work({}, (send,)), H100, "bf16", hw.Efficiency(collective=1.0))
+    assert floorless.forecast_s == pytest.approx(floorless.bound_s) and floorless.bound_s < 10 * 1e-5
+
+
+def test_the_overlap_rule_shares_windows_and_the_compute():
+    backward, compute = BACKWARD_SHARE * 3.0, 3.0
+    assert hidden_s([(5.0, "backward")], windows(3.0, 0.5)) == [pytest.approx(backward)]
+    # two collectives behind the attention share its window; behind the compute they take turns
+    assert hidden_s([(0.4, "attention"), (0.4, "attention")], windows(3.0, 0.5)) == pytest.approx([0.4, 0.1])
+    assert hidden_s([(2.5, "backward"), (2.5, "compute")], windows(compute, 0.0)) == pytest.approx([2.0, 1.0])
+    assert hidden_s([(1.0, None)], windows(compute, 0.0)) == [0.0]
+
+
+def test_each_forecast_term_adds_what_it_says():
+    matmul = Part(1e14, 1e9, "matmul", 0.5)
+    attention = Part(2e13, 3e10, "attention")
+    work = Work({"matmuls": matmul, "attention": attention}, elementwise_bytes=1e10, layers=10, sequences=4)
+    peak, bandwidth = H100.peak("bf16"), H100.hbm_bytes_per_s
+    at_peak = price(work, H100, "bf16", AT_PEAK)
+    assert at_peak.forecast_s == pytest.approx(max(1.2e14 / peak, 3.1e10 / bandwidth))
+    assert at_peak.bound_s == pytest.approx(at_peak.forecast_s)
+    assert at_peak.no_overlap_s == pytest.approx(1e14 / peak + max(2e13 / peak, 3e10 / bandwidth))
+    knobs = dict(
+        matmul=0.5, attention=0.25, hbm=0.5, elementwise_passes=2.0, layer_overhead_s=1e-3, sequence_overhead_s=1e-2
+    )
+    forecast = price(work, H100, "bf16", hw.Efficiency(**{**AT_PEAK.__dict__, **knobs, "parts_overlap": False}))
+    expected = (
+        max(1e14 / (peak * 0.5), 1e9 / (bandwidth * 0.5))
+        + max(2e13 / (peak * 0.25), 3e10 / (bandwidth * 0.5))
+        + 2.0 * 1e10 / (bandwidth * 0.5)
+        + 10 * 1e-3
+        + 4 * 1e-2
+    )
+    assert forecast.forecast_s == pytest.approx(expected, rel=1e-12)
+    quantized = price(work, H100, "bf16", hw.Efficiency(**{**forecast_knobs(knobs), "quantization": True}))
+    assert quantized.forecast_parts_s["matmuls"] == pytest.approx(1e14 / (peak * 0.5 * 0.5))
+    assert sum(forecast.forecast_parts_s.values()) == pytest.approx(forecast.forecast_s)
+    unmodelled = price(
+        Work(work.parts, unmodelled=True), H100, "bf16", hw.Efficiency(**{**AT_PEAK.__dict__, "unmodelled_share": 0.2})
+    )
+    assert unmodelled.forecast_s == pytest.approx(at_peak.forecast_s / 0.8)
+
+
+def forecast_knobs(knobs: dict) -> dict:
+    return {**AT_PEAK.__dict__, **knobs, "parts_overlap": False}
+
+
+def test_precision_is_one_record_of_four_dtypes():
+    fp8 = hw.PRECISIONS["fp8"]
+    assert isinstance(fp8, hw.Precision) and dict(fp8) == {
+        "weight_dtype": "fp8",
+        "kv_dtype": "fp8",
+        "activation_dtype": "fp8",
+        "compute_dtype": "fp8",
+    }
+    by_name = hw.inference_step(LLAMA70, NODE, 16, 2048, 1, 8, precision="fp8")
+    by_keywords = hw.inference_step(LLAMA70, NODE, 16, 2048, 1, 8, **fp8)
+    assert by_name.forecast_time_s == by_keywords.forecast_time_s and by_name.time_s == by_keywords.time_s
+    with pytest.raises(ValueError, match="Precision.kv_dtype must be one of"):
+        hw.Precision(kv_dtype="fp7")
+    with pytest.raises(ValueError, match="precision must be one of"):
+        hw.inference_step(LLAMA8, H100, 1, 1, precision="fp9")
+    with pytest.raises(TypeError, match="precision must be an hw.Precision"):
+        hw.inference_step(LLAMA8, H100, 1, 1, precision=8)
+
+
+def test_at_peak_is_every_term_at_its_ideal():
+    peak = hw.Efficiency.at_peak()
+    assert (peak.matmul, peak.attention, peak.hbm, peak.collective) == (1.0, 1.0, 1.0, 1.0)
+    assert (peak.small_allreduce_s, peak.elementwise_passes, peak.unmodelled_share, peak.overlap_slowdown) == (0,) * 4
+    assert (peak.layer_overhead_s, peak.sequence_overhead_s) == (0.0, 0.0)
+    assert peak.quantization is False and peak.parts_overlap is True and peak.attention_dtype == "matmul"
+    with pytest.raises(ValueError, match="Efficiency.attention_dtype must be"):
+        hw.Efficiency(attention_dtype="fp7")
+    with pytest.raises(TypeError, match="Efficiency.parts_overlap must be True or False"):
+        hw.Efficiency(parts_overlap=1)

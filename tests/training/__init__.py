@@ -1,0 +1,1 @@
+"""Tests of hwlib/training/, one file per module."""
