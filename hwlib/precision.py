@@ -60,6 +60,15 @@ PRECISIONS = MappingProxyType(
 """Common serving precisions, each a ``Precision`` (pass one whole as ``**hw.PRECISIONS["fp8"]``)."""
 
 
-def precision_of(options: dict) -> Precision:
-    """The ``Precision`` of keyword ``options`` that may name any of its four dtypes (the rest bf16)."""
-    return Precision(**{name: options[name] for name in _ROLES if name in options})
+def as_precision(precision: object, **dtypes: str) -> Precision:
+    """``precision`` (an ``hw.Precision``, a key of ``hw.PRECISIONS``, or None: the ``dtypes`` given one by one) as
+    a ``Precision``, else a ValueError or TypeError naming it."""
+    if precision is None:
+        return Precision(**{name: dtypes[name] for name in _ROLES if name in dtypes})
+    if isinstance(precision, Precision):
+        return precision
+    if isinstance(precision, str):
+        if precision not in PRECISIONS:
+            raise ValueError(f"precision must be one of {tuple(PRECISIONS)}, got {describe(precision)}")
+        return PRECISIONS[precision]
+    raise TypeError(f"precision must be an hw.Precision, a key of hw.PRECISIONS or None, got {describe(precision)}")

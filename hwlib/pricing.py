@@ -25,10 +25,10 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hwlib._checks import Number
-from hwlib.collectives import collective_time_s
+from hwlib._checks import Number, one_of
+from hwlib.collectives import COLLECTIVES, collective_time_s
 from hwlib.data import assumptions
-from hwlib.efficiency import Efficiency, Resolved, resolve, small_allreduce_s
+from hwlib.efficiency import Efficiency, Resolved, require_efficiency, resolve, small_allreduce_s
 from hwlib.placement import scope_of, send_time_s
 
 FLOP_KINDS = ("matmul", "attention")
@@ -51,6 +51,9 @@ class Part:
     kind: str = "matmul"
     quantized: Number = 1.0
 
+    def __post_init__(self) -> None:
+        one_of("Part.kind", self.kind, FLOP_KINDS)
+
 
 @dataclass(frozen=True)
 class Collective:
@@ -64,6 +67,11 @@ class Collective:
     topology: object
     calls: Number = 1
     overlaps: str | None = None
+
+    def __post_init__(self) -> None:
+        one_of("Collective.kind", self.kind, (*COLLECTIVES, "send"))
+        if self.overlaps not in OVERLAP_WINDOWS:
+            raise ValueError(f"Collective.overlaps must be one of {OVERLAP_WINDOWS}, got {self.overlaps!r}")
 
 
 @dataclass(frozen=True)
@@ -149,7 +157,9 @@ def forecast_collective_s(collective: Collective, one_s: np.ndarray, eff: Resolv
 def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency | None = None) -> Price:
     """The bound, no-overlap bound and forecast of ``work`` on ``chip`` with ``compute_dtype`` matmuls (see the
     module docstring); ``efficiency`` overrides the forecast's assumptions. Broadcasts over arrays in the work."""
-    given = efficiency if efficiency is not None else Efficiency()
+    if not isinstance(work, Work):
+        raise TypeError(f"work must be an hwlib.pricing.Work, got {work!r}")
+    given = require_efficiency(efficiency)
     eff = resolve(chip, compute_dtype, given)
     peak, bandwidth = chip.peak(compute_dtype), chip.hbm_bytes_per_s
     parts = work.parts

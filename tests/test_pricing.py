@@ -214,3 +214,25 @@ def test_at_peak_is_every_term_at_its_ideal():
         hw.Efficiency(attention_dtype="fp7")
     with pytest.raises(TypeError, match="Efficiency.parts_overlap must be True or False"):
         hw.Efficiency(parts_overlap=1)
+
+
+def test_the_simulator_takes_a_precision_whole():
+    options = dict(n_requests=50, arrival_rate_per_s=10, prompt_len=256, output_len=32, seed=1)
+    by_name = hw.simulate_serving(LLAMA8, H100, precision="fp8", **options)
+    by_keywords = hw.simulate_serving(LLAMA8, H100, **hw.PRECISIONS["fp8"], **options)
+    np.testing.assert_array_equal(by_name.finish_s, by_keywords.finish_s)
+    with pytest.raises(ValueError, match="precision must be one of"):
+        hw.simulate_serving(LLAMA8, H100, precision="fp9", **options)
+
+
+def test_bad_work_is_refused_by_name():
+    with pytest.raises(ValueError, match="Part.kind must be one of"):
+        Part(1.0, 1.0, "scores")
+    with pytest.raises(ValueError, match="Collective.kind must be one of"):
+        Collective("tp", "broadcast", 1.0, None)
+    with pytest.raises(ValueError, match="Collective.overlaps must be one of"):
+        Collective("tp", "all-reduce", 1.0, None, overlaps="forward")
+    with pytest.raises(TypeError, match="work must be an hwlib.pricing.Work"):
+        price({"weights": Part()}, H100, "bf16")
+    with pytest.raises(TypeError, match="efficiency must be an hw.Efficiency"):
+        price(Work({}), H100, "bf16", efficiency={"matmul": 0.5})

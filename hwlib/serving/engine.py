@@ -15,7 +15,6 @@ import numpy as np
 from hwlib.efficiency import resolve
 from hwlib.memory import usable_bytes
 from hwlib.placement import serving_place
-from hwlib.precision import Precision, precision_of
 from hwlib.pricing import step_seconds
 from hwlib.serving.pricing import StepPricer
 from hwlib.serving.served import SimulatedServing
@@ -119,10 +118,9 @@ class Engine:
     """One engine: the model's prices (``Priced``) and its drafter's, its cache room and its scheduler's
     limits."""
 
-    def __init__(self, model, where, n_chips, dtypes, options, budget, max_sequences, block_tokens, chunked, spec):
+    def __init__(self, model, where, n_chips, precision, options, budget, max_sequences, block_tokens, chunked, spec):
         self.model, self.spec = model, spec
         chip, topology = serving_place(where, model, n_chips)
-        precision = dtypes if isinstance(dtypes, Precision) else precision_of(dtypes)
         per_decode = spec.draft_tokens + 1 if spec else 1
         self.target = Priced(
             model, chip, topology, n_chips, precision, options, max(budget, max_sequences * per_decode)

@@ -31,6 +31,7 @@ from hwlib._checks import Number, as_real_array, non_negative, one_of, positive,
 from hwlib.data import clusters
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.efficiency import Efficiency
+from hwlib.precision import Precision, as_precision
 from hwlib.serving.engine import Engine, run
 from hwlib.serving.served import SimulatedServing
 from hwlib.serving.speculative import Speculation
@@ -82,6 +83,7 @@ def simulate_serving(
     efficiency: Efficiency | None = None,
     estimate: str = "forecast",
     seed: int = 0,
+    precision: Precision | str | None = None,
 ) -> SimulatedServing:
     """Serve ``n_requests`` requests of ``model`` on ``n_chips`` tensor-parallel chips of ``where`` and return what
     each request saw (see the module docstring for the engine). ``prompt_len`` and ``output_len`` are one length
@@ -92,7 +94,8 @@ def simulate_serving(
     "DistServe", OSDI 2024; Patel et al., "Splitwise", ISCA 2024): the prefill pool runs prefill-only steps and
     gives each request its first token; its KV cache then crosses to the decode pool over the cluster's fabric
     (the node's links within a node, else the NICs, each chip of the smaller pool sending its share), and the
-    decode pool decodes the rest. Chapter :ref:`ch-serving-many`."""
+    decode pool decodes the rest. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four
+    dtypes at once. Chapter :ref:`ch-serving-many`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_requests", n_requests)
     one_of("estimate", estimate, ESTIMATES)
@@ -112,15 +115,19 @@ def simulate_serving(
         raise ValueError(f"prefix_hit_rate must be in [0, 1], got {prefix_hit_rate!r}")
     shared = np.minimum(int(non_negative("prefix_tokens", prefix_tokens, integral=True)), prompts - 1)
     cached = np.where(rng.random(count) < hit, shared, 0)
-    dtypes = dict(
-        weight_dtype=weight_dtype, kv_dtype=kv_dtype, activation_dtype=activation_dtype, compute_dtype=compute_dtype
+    precision = as_precision(
+        precision,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        activation_dtype=activation_dtype,
+        compute_dtype=compute_dtype,
     )
     options = dict(expert_parallel=expert_parallel, efficiency=efficiency, estimate=estimate)
     chips = whole_count("n_chips", n_chips)
     limits = (whole_count("max_sequences", max_sequences), whole_count("block_tokens", block_tokens))
 
     def engine(size: int, chunked: bool, spec: Speculation | None) -> Engine:
-        return Engine(model, where, size, dtypes, options, budget, *limits, chunked, spec)
+        return Engine(model, where, size, precision, options, budget, *limits, chunked, spec)
 
     if prefill_chips is None:
         return run(engine(chips, chunked_prefill, speculation), arrival, prompts, answers, cached, rng)
@@ -128,7 +135,7 @@ def simulate_serving(
     if prefill >= chips:
         raise ValueError(f"prefill_chips={prefill} must leave decode chips out of n_chips={chips}")
     first = run(engine(prefill, False, None), arrival, prompts, np.ones(count, dtype=np.int64), cached, rng)
-    moved = model.kv_bytes(prompts, kv_dtype)
+    moved = model.kv_bytes(prompts, precision.kv_dtype)
     transfer = _transfer_s(where, chips, min(prefill, chips - prefill), moved)
     ready = first.first_token_s + transfer
     order = np.argsort(ready, kind="stable")

@@ -35,7 +35,7 @@ from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.efficiency import Efficiency
 from hwlib.memory import tokens_that_fit
 from hwlib.placement import serving_place
-from hwlib.precision import PRECISIONS, Precision
+from hwlib.precision import Precision, as_precision
 from hwlib.serving.pricing import StepPricer
 from hwlib.serving.speculative import Speculation
 
@@ -139,12 +139,13 @@ def inference_step(
     once. Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
-    if precision is None:
-        precision = Precision(weight_dtype, kv_dtype, activation_dtype, compute_dtype)
-    elif isinstance(precision, str):
-        precision = PRECISIONS[one_of("precision", precision, tuple(PRECISIONS))]
-    elif not isinstance(precision, Precision):
-        raise TypeError(f"precision must be an hw.Precision, a key of hw.PRECISIONS or None, got {precision!r}")
+    precision = as_precision(
+        precision,
+        weight_dtype=weight_dtype,
+        kv_dtype=kv_dtype,
+        activation_dtype=activation_dtype,
+        compute_dtype=compute_dtype,
+    )
     chip, topology = serving_place(chip, model, n_chips)
     chip.peak(precision.compute_dtype)
     count = whole_count("n_chips", n_chips)
