@@ -192,16 +192,12 @@ def _collective_efficiencies() -> dict[str, float]:
     global _COLLECTIVE_CACHE
     if _COLLECTIVE_CACHE is None:
         from hwlib.collectives import collective_time_s
-        from hwlib.placement import group_topology
+        from hwlib.placement import group_topology, scope_of
 
         shares: dict[str, list[float]] = {scope: [] for scope in COLLECTIVE_SCOPES}
         for run in step_measurements.COLLECTIVE_RUNS:
-            cluster = find_cluster(run.cluster_key)
-            bound = float(
-                collective_time_s(run.kind, run.n_bytes, group_topology(cluster, run.n_chips, 1, run.n_chips))
-            )
-            inside = cluster.node_size is None or run.n_chips <= cluster.node_size
-            shares["node" if inside else "network"].append(bound / run.time_s)
+            group = group_topology(find_cluster(run.cluster_key), run.n_chips, 1, run.n_chips)
+            shares[scope_of(group)].append(float(collective_time_s(run.kind, run.n_bytes, group)) / run.time_s)
         _COLLECTIVE_CACHE = {scope: float(np.exp(np.mean(np.log(values)))) for scope, values in shares.items()}
     return _COLLECTIVE_CACHE
 

@@ -661,6 +661,9 @@ def test_simulate_is_simulate_serving_in_percentiles():
     assert "engine: up to 256 sequences and 8,192 tokens a step; prompts prefilled whole; no speculation" in out
     data = json.loads(ok(*args, "--ttft-ms", "500", "--tpot-ms", "30", "--json"))
     assert data["goodput_per_s"] == pytest.approx(good) and data["within_targets"] == pytest.approx(share)
+    band = hw.forecast_band("serving", hw.model("llama-3-8b"), hw.chip("H100-SXM"))
+    assert row(out, "error band") == [band.text] and data["forecast_error_band"] == band.text
+    assert "error band" not in ok(*args, "--estimate", "bound")
     assert {"max_sequences": 256, "max_batch_tokens": 8192, "chunked_prefill": False, "draft_tokens": None} == {
         key: data["inputs"][key] for key in ("max_sequences", "max_batch_tokens", "chunked_prefill", "draft_tokens")
     }

@@ -7,7 +7,7 @@ import math
 
 import hwlib as hw
 from hwlib.cli.options import load_efficiency, load_model
-from hwlib.cli.report import Report, Table, rate, seconds
+from hwlib.cli.report import Report, Table, add_band, rate, seconds
 from hwlib.data.request_traces import TRACES
 from hwlib.serving.max_rate import MaxArrivalRate, max_arrival_rate
 
@@ -187,6 +187,8 @@ def run_simulate(args: argparse.Namespace) -> Report:
             (label, *map(seconds, values)), {"metric": metric, **{f"p{q}_s": v for q, v in zip(PERCENTILES, values)}}
         )
     fields = report.fields()
+    if args.estimate == "forecast":  # each step's error, for the run's kind
+        add_band(fields, hw.forecast_band("serving", model, hw.chip(args.chip) if args.chip else where.chip))
     fields.add(
         ("output tokens/s", rate(result.output_tokens_per_s)), {"output_tokens_per_s": result.output_tokens_per_s}
     )
