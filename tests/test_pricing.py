@@ -236,3 +236,10 @@ def test_bad_work_is_refused_by_name():
         price({"weights": Part()}, H100, "bf16")
     with pytest.raises(TypeError, match="efficiency must be an hw.Efficiency"):
         price(Work({}), H100, "bf16", efficiency={"matmul": 0.5})
+
+
+@pytest.mark.parametrize("run", [r for r in hw.training_runs() if r.key.startswith(("llama3-405b", "maxtext", "nemo"))])
+def test_a_forecast_waterfall_adds_up_from_its_bound_to_its_forecast(run):
+    seconds = hw.viz.forecast_waterfall(run)["seconds"]
+    terms = seconds.drop(["bound", "forecast", "left unexplained", "measured"])
+    assert seconds["bound"] + terms.sum() == pytest.approx(seconds["forecast"], rel=1e-9)

@@ -15,17 +15,7 @@ from hwlib.training.forecast import FORECAST_PARTS
 from hwlib.training.plan import training_run_bound
 from hwlib.viz.style import PALETTE, new_axes
 
-_AT_PEAK = Efficiency(
-    matmul=1.0,
-    attention=1.0,
-    hbm=1.0,
-    collective=1.0,
-    small_allreduce_s=0.0,
-    elementwise_passes=0.0,
-    unmodelled_share=0.0,
-    overlap_slowdown=0.0,
-    quantization=False,
-)
+_AT_PEAK = Efficiency.at_peak()
 _STEPS = {
     "matmuls": "matmul efficiency",
     "attention": "attention kernels",
