@@ -248,8 +248,10 @@ def test_kv_explorer_reports_the_cache_and_the_decode_bound():
     h100, llama = hw.chip("H100-SXM"), hw.model("Llama 3 8B")
     explorer = hw.viz.KVCacheExplorer(chip=h100, model=llama, seq_len=8192, batch=16)
     assert "1 GiB" in explorer.summary.value
-    bound = hw.inference_step(llama, h100, 16, 8192).time_s
-    assert hw.format_seconds(bound) in explorer.summary.value
+    step = hw.inference_step(llama, h100, 16, 8192)
+    forecast, bound = hw.format_seconds(step.forecast_time_s), hw.format_seconds(step.time_s)
+    assert f"{forecast} (bound {bound})" in explorer.summary.value  # the forecast first, the bound after it
+    assert hw.forecast_band("serving", llama, h100).text in explorer.summary.value
     fit = hw.max_batch(llama, h100, 8192)
     assert f"<td>bf16</td><td>1 GiB</td><td>{int(fit):,}</td>" in explorer.summary.value
     explorer.batch.value = 1024
@@ -261,8 +263,12 @@ def test_serving_explorer_reports_the_step_and_the_plan():
     explorer = hw.viz.ServingExplorer(chip=h100, model=llama, n_chips=8, precision="fp8", context_len=4096, batch=64)
     fp8 = hw.PRECISIONS["fp8"]
     step = hw.inference_step(llama, h100, 64, 4096, 1, 8, **fp8)
-    assert hw.format_seconds(step.time_s) in explorer.summary.value
-    assert f"{step.tokens_per_s:,.0f} / {step.tokens_per_s_per_chip:,.0f}" in explorer.summary.value
+    summary = explorer.summary.value
+    assert hw.format_seconds(step.time_s) in summary
+    assert f"{step.tokens_per_s:,.0f} / {step.tokens_per_s_per_chip:,.0f}" in summary
+    forecast = f"{hw.format_seconds(step.forecast_time_s)}, {step.forecast_tokens_per_s:,.0f}"
+    band = hw.forecast_band("serving", llama, h100).text
+    assert summary.index(forecast) < summary.index(band) < summary.index(hw.format_seconds(step.time_s))
     largest = hw.max_batch(llama, h100, 4096, 8, "fp8", "fp8")
     assert f"<b>{largest:,}</b>" in explorer.summary.value and "1 × 8-GPU node" in explorer.summary.value
     explorer.chip.value = hw.chip("TPU v5e")  # the chips control follows the chip's slice sizes
@@ -295,12 +301,22 @@ def test_training_explorer_reports_the_step():
         explorer.seq_len.value,
         micro_batch_tokens=explorer.seq_len.value,
     )
-    assert hw.format_seconds(step.time_s) in explorer.summary.value
-    assert f"{100 * step.mfu:.0f} %" in explorer.summary.value and "fsdp=16 tp=8 pp=2" in explorer.summary.value
+    summary = explorer.summary.value
+    assert hw.format_seconds(step.time_s) in summary
+    assert f"{100 * step.mfu:.0f} %" in summary and "fsdp=16 tp=8 pp=2" in summary
+    forecast = f"{hw.format_seconds(step.forecast_time_s)}, {step.forecast_tokens_per_s:,.0f}, "
+    band = hw.forecast_band("training", llama, cluster.chip).text
+    assert summary.index(forecast) < summary.index(band) < summary.index(hw.format_seconds(step.time_s))
+    assert "does not fit" not in summary
     explorer.tp.value = 16  # across two nodes
     assert "fsdp=8 tp=16 pp=2" in explorer.summary.value
     explorer.pp.value = 64
     assert "tp x pp x cp = 1024 does not divide 256 chips" in explorer.summary.value
+    small = hw.viz.TrainingExplorer(cluster=cluster, model=llama, n_chips=8, tp=4, pp=1)
+    assert small.summary.value.startswith("<table><tr><td>does not fit</td>")  # said first
+    assert "were it to fit" in small.summary.value
+    moe = hw.viz.TrainingExplorer(cluster=cluster, model=hw.model("Mixtral 8x7B"), n_chips=256, tp=8, pp=1)
+    assert "error unknown: no measured GPU MoE training runs" in moe.summary.value
 
 
 def test_regime_explorer_reproduces_table_5():
@@ -355,6 +371,7 @@ def test_explorers_import_only_what_viz_may():
         "hwlib._checks",
         "hwlib.units",
         "hwlib.precision",
+        "hwlib.calibration_fit",
         "hwlib.data",
         "hwlib.roofline",
         "hwlib.memory",

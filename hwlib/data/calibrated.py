@@ -59,24 +59,6 @@ UNMODELLED_SHARE = _FIT(
 )
 """Share of a training step's time no modelled term accounts for (fitted)."""
 
-TRAINING_ERROR = _FIT(
-    0.092,
-    "1",
-    "fitted",
-    "Mean absolute relative error of the training forecast over every kind of training run, each run left out of "
-    "the fit in turn (the calculator prints the band of a run's own kind, FORECAST_ERRORS).",
-)
-"""Leave-one-out mean error of the training forecast (the calibration's result)."""
-
-SERVING_ERROR = _FIT(
-    0.120,
-    "1",
-    "fitted",
-    "Mean absolute relative error of the serving forecast over every kind of serving run, each run left out of the fit "
-    "in turn (the calculator prints the band of a run's own kind, FORECAST_ERRORS).",
-)
-"""Leave-one-out mean error of the serving forecast (the calibration's result)."""
-
 
 def _error(
     domain: str, model: str, family: str, *, runs: int, sources: int, mean: float, worst: float

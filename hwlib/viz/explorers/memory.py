@@ -11,6 +11,7 @@ import ipywidgets as widgets
 import numpy as np
 
 from hwlib._checks import fraction
+from hwlib.calibration_fit import forecast_band
 from hwlib.data import assumptions, deployment, deployments, doc000
 from hwlib.data import chip as find_chip
 from hwlib.data import chips as all_chips
@@ -230,11 +231,12 @@ class MemoryBudgetExplorer(Explorer):
 
 
 class KVCacheExplorer(Explorer):
-    """Model, chip, weight dtype, context length and batch -> KV-cache size and the decode-step bound.
+    """Model, chip, weight dtype, context length and batch -> KV-cache size and the decode step, forecast and bound.
 
     One line per KV-cache dtype: ``hw.inference_step``'s lower bound against the batch, ending at the largest batch
-    whose caches fit beside the weights; the markers sit at the
-    chosen batch. ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``,
+    whose caches fit beside the weights; the markers sit at the chosen batch. The summary gives each dtype's step at
+    that batch by the forecast, with the bound after it, and the forecast's error band for the kind of run
+    (``hw.forecast_band``). ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``,
     ``hw.model("Llama 3 8B")``). Explained in the chapter :ref:`ch-kv-cache`.
     """
 
@@ -296,22 +298,26 @@ class KVCacheExplorer(Explorer):
     def background_key(self) -> tuple:
         return (self.model.value, self.chip.value, self.weight_dtype.value, self.seq_len.value)
 
-    def curves(self) -> dict[str, tuple[float, int, np.ndarray]]:
-        """Per KV dtype: cache bytes per sequence, the largest batch that fits, decode bound (s) per batch."""
+    def curves(self) -> dict[str, tuple[float, int, np.ndarray, np.ndarray]]:
+        """Per KV dtype: cache bytes per sequence, the largest batch that fits, and the decode step's bound and
+        forecast (s) per batch."""
         record, chip, seq_len = self.model.value, self.chip.value, self.seq_len.value
         weights = self.weight_dtype.value
         result = {}
         for dtype in KV_DTYPES:
+            step = inference_step(record, chip, self._x, seq_len, 1, 1, weights, dtype)
             result[dtype] = (
                 kv_cache_bytes(seq_len, record, dtype=dtype),
                 max_batch(record, chip, seq_len, 1, weights, dtype, self.usable_fraction),
-                np.asarray(inference_step(record, chip, self._x, seq_len, 1, 1, weights, dtype).time_s),
+                np.asarray(step.time_s),
+                np.asarray(step.forecast_time_s),
             )
         return result
 
     def draw_background(self) -> None:
         self._curves = self.curves()
-        for line, (_, fit, times) in zip(self._lines, self._curves.values()):
+        self._band = forecast_band("serving", self.model.value, self.chip.value)  # stored values: no refit
+        for line, (_, fit, times, _) in zip(self._lines, self._curves.values()):
             line.set_ydata(np.where(self._x <= fit, times * 1e3, np.nan))
         shown = np.concatenate([line.get_ydata() for line in self._lines])
         top = np.nanmax(shown) if np.isfinite(shown).any() else 1.0
@@ -322,15 +328,18 @@ class KVCacheExplorer(Explorer):
         batch = self.batch.value
         index = BATCHES.index(batch)
         rows = []
-        for point, (dtype, (per_sequence, fit, times)) in zip(self._points, self._curves.items()):
+        for point, (dtype, (per_sequence, fit, times, forecasts)) in zip(self._points, self._curves.items()):
             fits = batch <= fit
             point.set_data([batch], [times[index] * 1e3])
             point.set_visible(fits)
-            verdict = format_seconds(times[index]) if fits else "does not fit"
+            verdict = (
+                f"{format_seconds(forecasts[index])} (bound {format_seconds(times[index])})" if fits else "does not fit"
+            )
             rows.append(
                 f"<tr><td>{dtype}</td><td>{format_bytes(per_sequence)}</td><td>{fit:,}</td><td>{verdict}</td></tr>"
             )
         return (
             "<table><tr><th>KV dtype</th><th>cache per sequence</th><th>max batch</th>"
-            f"<th>step at batch {batch}</th></tr>" + "".join(rows) + "</table>"
+            f"<th>step at batch {batch}: forecast (bound)</th></tr>" + "".join(rows) + "</table>"
+            f"forecast error: {self._band.text}"
         )

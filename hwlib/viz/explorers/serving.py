@@ -11,13 +11,14 @@ import ipywidgets as widgets
 import numpy as np
 from matplotlib.ticker import FormatStrFormatter, LogLocator, NullLocator
 
+from hwlib.calibration_fit import forecast_band
 from hwlib.data import chip as find_chip
 from hwlib.data import model as find_model
 from hwlib.data import models as all_models
 from hwlib.data.records import Chip, ModelShape
 from hwlib.precision import PRECISIONS
 from hwlib.serving.plan import serving_curve, serving_name, tensor_parallel_sizes
-from hwlib.serving.step import compute_bound_batch, inference_step, max_batch, time_to_first_token_s
+from hwlib.serving.step import compute_bound_batch, inference_step, max_batch
 from hwlib.units import format_seconds
 from hwlib.viz.explorers.base import Explorer, chip_dropdown, offered_records, options_in, record_dropdown
 from hwlib.viz.explorers.memory import deployable_chips
@@ -39,10 +40,13 @@ def servable_models() -> tuple[ModelShape, ...]:
 class ServingExplorer(Explorer):
     """Model, chip, chips, precision, context and batch -> the latency-throughput curve and one point on it.
 
-    The line is ``hw.serving_curve`` (tokens/s per chip against time per output token) over batches
-    1 to 4,096 up to the largest that fits; the dot is the chosen batch, and the summary gives its
-    times, throughput and bound, the first-token time of one prompt of the context's length and the
-    batch at which decode turns compute-bound. ``chips`` offers ``hw.tensor_parallel_sizes``.
+    The solid line is ``hw.serving_curve``, the bound (tokens/s per chip against time per output token), over
+    batches 1 to 4,096 up to the largest that fits, and the dashed line the forecast of the same steps; the markers
+    are the chosen batch. The summary leads with the forecast at that
+    batch (time per output token, tokens/s) and its error band for the kind of run (``hw.forecast_band``), then the
+    bound as the ceiling, the first token of one prompt of the context's length (forecast, then bound) and the
+    batch at which decode turns compute-bound; a batch that does not fit says so first. ``chips`` offers
+    ``hw.tensor_parallel_sizes``.
     ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``, ``hw.model("Llama 3 70B")``).
     Chapter :ref:`ch-serving`.
     """
@@ -106,13 +110,16 @@ class ServingExplorer(Explorer):
 
     def setup(self) -> list:
         self._ax = ax = self.figure.add_subplot()
-        self._line = ax.plot([1.0], [1.0], "o-", color=PALETTE[0], ms=3, lw=1.8)[0]
+        self._line = ax.plot([1.0], [1.0], "o-", color=PALETTE[0], ms=3, lw=1.8, label="bound")[0]
+        self._forecast_line = ax.plot([1.0], [1.0], "s--", color=PALETTE[1], ms=3, lw=1.5, label="forecast")[0]
         self._point = ax.plot([1.0], [1.0], "o", color=PALETTE[3], ms=9)[0]
+        self._forecast_point = ax.plot([1.0], [1.0], "s", color=PALETTE[3], ms=8)[0]
         ax.set(xscale="log", yscale="log", xlabel="time per output token (ms)", ylabel="tokens/s per chip")
         ax.xaxis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
         ax.xaxis.set_major_formatter(FormatStrFormatter("%g"))
         ax.xaxis.set_minor_locator(NullLocator())
-        return [self._point]
+        ax.legend(loc="lower right", fontsize=8)
+        return [self._point, self._forecast_point]
 
     def background_key(self) -> tuple:
         return (self.model.value, self.chip.value, self.n_chips.value, self.precision.value, self.context_len.value)
@@ -131,6 +138,7 @@ class ServingExplorer(Explorer):
         self._ax.set_title(f"{model.name} on {count} x {chip.label}, {self.precision.value}", fontsize=10)
         if self._problem:
             self._line.set_visible(False)
+            self._forecast_line.set_visible(False)
             return
         options = PRECISIONS[self.precision.value]
         self._curve = curve = serving_curve(model, chip, self.context_len.value, self._x, count, **options)
@@ -138,47 +146,62 @@ class ServingExplorer(Explorer):
         self._largest = max_batch(
             model, chip, self.context_len.value, count, options["weight_dtype"], options["kv_dtype"]
         )
-        self._first = time_to_first_token_s(model, chip, self.context_len.value, 1, count, **options)
+        self._first = inference_step(model, chip, 1, 0, self.context_len.value, count, **options)
         self._forecast = inference_step(model, chip, self._x, self.context_len.value, 1, count, **options)
+        self._band = forecast_band("serving", model, chip)  # stored values: no refit
         fits = curve.fits
         self._line.set_visible(bool(fits.any()))
+        self._forecast_line.set_visible(bool(fits.any()))
         if fits.any():
             x, y = curve.time_per_token_s[fits] * 1e3, curve.tokens_per_s_per_chip[fits]
+            fx = np.asarray(self._forecast.forecast_time_s)[fits] * 1e3
+            fy = np.asarray(self._forecast.forecast_tokens_per_s)[fits] / count
             self._line.set_data(x, y)
-            self._ax.set_xlim(x.min() / 1.5, x.max() * 1.5)
-            self._ax.set_ylim(y.min() / 2, y.max() * 2)
+            self._forecast_line.set_data(fx, fy)
+            self._ax.set_xlim(x.min() / 1.5, fx.max() * 1.5)
+            self._ax.set_ylim(fy.min() / 2, y.max() * 2)
 
     def refresh(self) -> str:
         chip, count, batch = self.chip.value, self.n_chips.value, self.batch.value
         where = serving_name(count, chip)
         if self._problem:
             self._point.set_visible(False)
+            self._forecast_point.set_visible(False)
             return f"<b>{self._problem}</b>"
         curve, index = self._curve, BATCHES.index(batch)
         fits = bool(curve.fits[index])
         self._point.set_visible(fits)
+        self._forecast_point.set_visible(fits)
         self._point.set_data([curve.time_per_token_s[index] * 1e3], [curve.tokens_per_s_per_chip[index]])
+        self._forecast_point.set_data(
+            [self._forecast.forecast_time_s[index] * 1e3], [self._forecast.forecast_tokens_per_s[index] / count]
+        )
         turn = "never: each sequence's cache reads outlast its FLOPs" if np.isinf(self._turn) else f"{self._turn:,.0f}"
-        rows = [
-            ("runs on", where),
-            ("largest batch that fits", f"{self._largest:,}"),
-            ("first token of one prompt", format_seconds(self._first)),
-            ("decode turns compute-bound at batch", turn),
-        ]
+        forecast_rate = self._forecast.forecast_tokens_per_s[index]
         if fits:
-            rows += [
-                (f"time per output token at batch {batch:,}", format_seconds(curve.time_per_token_s[index])),
+            rows = [
                 (
-                    "tokens/s, system / per chip",
+                    f"forecast at batch {batch:,}: time per output token, tokens/s system / per chip",
+                    f"{format_seconds(self._forecast.forecast_time_s[index])}, "
+                    f"{forecast_rate:,.0f} / {forecast_rate / count:,.0f}",
+                ),
+                ("forecast error", self._band.text),
+                (
+                    "bound, every chip at its peak (the ceiling): time per output token, tokens/s system / per chip",
+                    f"{format_seconds(curve.time_per_token_s[index])}, "
                     f"{curve.tokens_per_s[index]:,.0f} / {curve.tokens_per_s_per_chip[index]:,.0f}",
                 ),
-                ("bound", str(curve.bound[index])),
-                (
-                    "forecast: time per output token, tokens/s per chip",
-                    f"{format_seconds(self._forecast.forecast_time_s[index])}, "
-                    f"{self._forecast.forecast_tokens_per_s[index] / count:,.0f}",
-                ),
+                ("the bound's limit", str(curve.bound[index])),
             ]
         else:
-            rows.append((f"batch {batch:,}", "does not fit"))
+            rows = [(f"batch {batch:,}", "does not fit")]
+        rows += [
+            ("runs on", where),
+            ("largest batch that fits", f"{self._largest:,}"),
+            (
+                "first token of one prompt: forecast, bound",
+                f"{format_seconds(self._first.forecast_time_s)}, {format_seconds(self._first.time_s)}",
+            ),
+            ("decode turns compute-bound at batch", turn),
+        ]
         return "<table>" + "".join(f"<tr><td>{a}</td><td><b>{b}</b></td></tr>" for a, b in rows) + "</table>"

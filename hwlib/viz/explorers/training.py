@@ -10,6 +10,7 @@ from collections.abc import Sequence
 import ipywidgets as widgets
 import numpy as np
 
+from hwlib.calibration_fit import forecast_band
 from hwlib.data import cluster as find_cluster
 from hwlib.data import clusters as all_clusters
 from hwlib.data import model as find_model
@@ -42,14 +43,15 @@ def _vendor_clusters() -> tuple[Cluster, ...]:
 class TrainingExplorer(Explorer):
     """Model, cluster, chips, tensor/pipeline/context degrees, recompute, batch and sequence -> one training step.
 
-    The chips left over after tp x pp x cp go to FSDP; micro-batches are one sequence each. The bar splits the step
-    (``hw.train_step``) into
-    compute, pipeline bubble and each collective's exposed time; the summary gives the MFU, the memory per
-    chip against what is usable and, where the mesh does not work, why. Chapter :ref:`ch-sharding`.
+    The chips left over after tp x pp x cp go to FSDP; micro-batches are one sequence each. The lower bar splits the
+    step's bound (``hw.train_step``) into compute, pipeline bubble and each collective's exposed time; the upper bar
+    is the forecast of the same step. The summary leads with the forecast (step, tokens/s, MFU) and its error band
+    for the kind of run (``hw.forecast_band``), then the bound as the ceiling, the memory per chip against what is
+    usable and, where the mesh does not work, why (first, where it does not fit). Chapter :ref:`ch-sharding`.
     """
 
     figsize = (6.2, 3.0)
-    margins = (0.05, 0.4, 0.97, 0.95)
+    margins = (0.12, 0.4, 0.97, 0.95)
 
     def __init__(
         self,
@@ -144,14 +146,15 @@ class TrainingExplorer(Explorer):
         self._bars = [
             ax.barh([0], [0.0], left=[0.0], color=c, height=0.5, label=name)[0] for name, c in zip(STEP_PARTS, colours)
         ]
-        ax.set(yticks=[], xlabel="time of one step (s)")
+        self._forecast = ax.barh([1], [0.0], color="white", edgecolor="#333333", hatch="//", height=0.5)[0]
+        ax.set(yticks=[0, 1], yticklabels=["bound", "forecast"], ylim=(-0.5, 1.5), xlabel="time of one step (s)")
         ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.32), ncol=4, fontsize=7, frameon=False)
-        return self._bars
+        return [*self._bars, self._forecast]
 
     def background_key(self) -> tuple:
         self._current = self._step()
         step = self._current[0]
-        total = step.time_s if step is not None else 1.0
+        total = step.forecast_time_s if step is not None else 1.0
         return (_nice_ceiling(total),)
 
     def draw_background(self) -> None:
@@ -183,24 +186,27 @@ class TrainingExplorer(Explorer):
             bar.set_x(left)
             bar.set_width(parts[name])
             left += parts[name]
+        self._forecast.set_width(step.forecast_time_s if step is not None else 0.0)
         if step is None:
             return f"<b>{problem}</b>"
         exposed = sum(step.exposed_comm_time_s.values())
+        memory = f"{format_bytes(step.memory_per_chip_bytes)} of {format_bytes(step.usable_bytes)} usable"
+        band = forecast_band("training", self.model.value, self.cluster.value.chip)  # stored values: no refit
+        unfit = "" if step.fits else ", were it to fit"
         rows = [
+            *([] if step.fits else [("does not fit", f"{memory} per chip")]),
             ("mesh", str(step.mesh)),
-            ("step", format_seconds(step.time_s)),
-            ("tokens/s", f"{step.tokens_per_s:,.0f}"),
-            ("MFU", f"{100 * step.mfu:.0f} %"),
             (
-                "forecast: step, tokens/s, MFU",
+                f"forecast: step, tokens/s, MFU{unfit}",
                 f"{format_seconds(step.forecast_time_s)}, {step.forecast_tokens_per_s:,.0f}, "
                 f"{100 * step.forecast_mfu:.0f} %",
             ),
-            ("exposed communication", format_seconds(exposed) if exposed else "none"),
+            ("forecast error", band.text),
             (
-                "memory per chip",
-                f"{format_bytes(step.memory_per_chip_bytes)} of {format_bytes(step.usable_bytes)} "
-                "usable" + ("" if step.fits else ": does not fit"),
+                f"bound, every chip at its peak (the ceiling): step, tokens/s, MFU{unfit}",
+                f"{format_seconds(step.time_s)}, {step.tokens_per_s:,.0f}, {100 * step.mfu:.0f} %",
             ),
+            ("exposed communication (bound)", format_seconds(exposed) if exposed else "none"),
+            *([("memory per chip", memory)] if step.fits else []),
         ]
         return "<table>" + "".join(f"<tr><td>{a}</td><td><b>{b}</b></td></tr>" for a, b in rows) + "</table>"
