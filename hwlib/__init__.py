@@ -117,7 +117,8 @@ from hwlib.serving.step import (
     time_to_first_token_s,
 )
 from hwlib.serving.throughput import serving_run_bound, throughput_bound
-from hwlib.training.mesh import Mesh, train_step
+from hwlib.training.closed_forms import fsdp_tp_optimum, saved_activation_bytes
+from hwlib.training.mesh import Mesh
 from hwlib.training.plan import fsdp_threshold_tokens, plan_training
 from hwlib.training.regimes import optimizer_bytes, regime_steps, training_step, transformer_params
 from hwlib.training.squeeze import (
@@ -128,6 +129,7 @@ from hwlib.training.squeeze import (
     time_to_target,
     tokens_to_target,
 )
+from hwlib.training.step import train_step
 from hwlib.training.zero import training_memory
 from hwlib.units import (
     BYTES_PER_ELEMENT,

@@ -4,13 +4,16 @@ A group of ``size`` chips whose members sit ``stride`` chips apart (the product 
 inside it, innermost first as Megatron-LM lays them out; Narayanan et al. 2021, arXiv:2104.04473,
 Sec. 3) stays in one node when ``stride x size`` is at most the node size, crosses only NICs when
 ``stride`` is a whole node, and is a hierarchy of both between; on a TPU slice it takes the torus
-axes in the same order. Collective times are ``hw.collective_time_s`` on that topology. Chapter
+axes in the same order, and across the slices of a Multislice job the same way over the data-centre
+network (DCN). Collective times are ``hw.collective_time_s`` on that topology. Chapter
 :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+
+import numpy as np
 
 from hwlib._checks import whole_count
 from hwlib.collectives import Hierarchy, collective_time_s, hierarchy, switch, torus
@@ -72,18 +75,26 @@ def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int, *, pi
     GPUs: the node's switch, the NICs' network (a full-bisection switch) or a hierarchy of both, whose levels
     overlap chunk by chunk as NCCL's ring and tree algorithms run them (``pipelined=False``: one after the
     other, the source documents' form).
-    TPU slices: a sub-torus of the slice's shape (``hw.deployment``), its axes in layout order.
+    TPU slices: a sub-torus of the slice's shape (``hw.deployment``), its axes in layout order. A job beyond
+    one slice (a cluster with a ``dcn``) runs on the slices of ``multislice``: a group inside one slice takes
+    its sub-torus; one that spans slices is a hierarchy of its sub-torus in each slice (inner) and the DCN
+    (outer), or the DCN alone where it has one chip per slice, marked ``where="dcn"``.
     Chapter :ref:`ch-sharding`.
     """
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     size, stride, n_chips = (
         whole_count(name, value) for name, value in (("size", size), ("stride", stride), ("n_chips", n_chips))
     )
+    if stride * size > n_chips:
+        raise ValueError(f"a group of {size} chips at stride {stride} needs {stride * size} chips; n_chips={n_chips}")
     if size == 1:
         return None
     node = cluster.node_fabric
-    if node.topology == "torus":  # one TPU slice on its ICI
-        return _sub_torus(cluster, size, stride, n_chips)
+    if node.topology == "torus":  # TPU slices on their ICI, joined by the DCN where a job spans several
+        count, each = multislice(cluster, n_chips)
+        if count == 1 or stride * size <= each:
+            return _sub_torus(cluster, size, stride, each)
+        return _across_slices(cluster, size, stride, each, pipelined)
     node_size = cluster.node_size or n_chips
     outer = cluster.network
     if stride * size <= node_size:
@@ -97,6 +108,43 @@ def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int, *, pi
         return placed(_switch(size, outer), "network")
     inside = node_size // stride
     return placed(hierarchy(_switch(inside, node), _switch(size // inside, outer), pipelined=pipelined), "hierarchy")
+
+
+def multislice(cluster: Cluster, n_chips: int) -> tuple[int, int]:
+    """(slices, chips per slice) of a job of ``n_chips`` on a TPU ``cluster``: one slice up to the ICI domain
+    (``node_size``), beyond it, on a cluster with a ``dcn``, the fewest equal slices of a published shape (Multislice
+    slices share one accelerator type): the largest slice size that divides the job. Chapter :ref:`ch-sharding`."""
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('tpu-v5p-multislice')")
+    count = whole_count("n_chips", n_chips)
+    domain = cluster.node_size
+    if domain is None or count <= domain:
+        return 1, count
+    if cluster.dcn is None:
+        raise ValueError(
+            f"n_chips={count} exceeds one {cluster.name} of {domain} chips and the cluster has no data-centre network "
+            "(a multislice cluster has one, such as hw.cluster('tpu-v5p-multislice'))"
+        )
+    if cluster.max_chips is not None and count > cluster.max_chips:
+        raise ValueError(f"n_chips={count}: {cluster.name} holds at most {cluster.max_chips} chips")
+    sizes = np.array(deployment(cluster.chip).sizes)
+    fits = sizes[(sizes <= domain) & (count % sizes == 0)]
+    if fits.size == 0:
+        raise ValueError(f"n_chips={count} is no whole number of equal {cluster.chip.label} slices {tuple(sizes)}")
+    each = int(fits.max())
+    return count // each, each
+
+
+def _across_slices(cluster: Cluster, size: int, stride: int, each: int, pipelined: bool) -> object:
+    """A group that spans slices of ``each`` chips: the DCN alone where its chips sit a whole slice apart, else its
+    sub-torus in each slice joined by the DCN."""
+    dcn = _switch(size, cluster.dcn)
+    if stride % each == 0:
+        return placed(dcn, "dcn")
+    inside = each // stride
+    if stride > each or each % stride or size % inside:
+        raise ValueError(f"a group of {size} chips at stride {stride} does not tile slices of {each} chips")
+    inner = _sub_torus(cluster, inside, stride, each)
+    return placed(hierarchy(inner, _switch(size // inside, cluster.dcn), pipelined=pipelined), "dcn")
 
 
 def _switch(size: int, fabric: Fabric) -> object:

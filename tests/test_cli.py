@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import hwlib as hw
+from hwlib.training.plan import best_step
 
 ROOT = Path(__file__).resolve().parents[1]
 COMMANDS = ("memory", "serve", "train", "plan", "simulate", "list")
@@ -310,7 +311,7 @@ def test_efficiency_flags_reach_the_forecast():
     assert hw.format_seconds(slow.forecast_time_s) + " per output token" in row(out, "forecast")[0]
     args = ("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2", "--json")
     tuned = json.loads(ok(*args, "--efficiency", "matmul=0.5,unmodelled_share=0,quantization=off"))
-    step = hw.train_step(
+    step = best_step(
         hw.model("llama-3-8b"),
         hw.cluster("hgx-h100-ndr"),
         hw.Mesh(fsdp=8, pp=2),
@@ -396,7 +397,7 @@ def test_import_hwlib_cli_is_light_and_the_console_script_is_its_main():
 def test_train_is_train_step():
     out = ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2")
     model, cluster = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
-    step = hw.train_step(model, cluster, hw.Mesh(fsdp=8, pp=2), 2**20, hw.doc002.SEQ_LEN)
+    step = best_step(model, cluster, hw.Mesh(fsdp=8, pp=2), 2**20, hw.doc002.SEQ_LEN)  # the mesh's best choices
     assert step.fits
     assert row(out, "forecast") == [
         f"MFU {100 * step.forecast_mfu:.1f} %, {hw.format_seconds(step.forecast_time_s)} per step, "
@@ -416,8 +417,8 @@ def test_train_is_train_step():
     assert result.returncode == 2 and result.stderr.startswith("hwlib train: error: --mesh")
 
 
-def _plan(n_chips: int = 16):
-    model, cluster = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
+def _plan(n_chips: int = 16, model: str = "llama-3-8b"):
+    model, cluster = hw.model(model), hw.cluster("hgx-h100-ndr")
     results = [
         (p.mesh, p.step, p.reason) for p in hw.plan_training(model, cluster, 2**20, hw.doc002.SEQ_LEN, n_chips).meshes
     ]
@@ -433,6 +434,9 @@ def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
         cells = re.split(r"\s{2,}", line.strip())
         assert cells[1:] == [
             str(mesh),
+            f"{step.micro_batch_tokens / hw.doc002.SEQ_LEN:g}",
+            step.recompute,
+            str(step.zero),
             hw.format_seconds(step.forecast_time_s),
             f"{100 * step.forecast_mfu:.1f} %",
             hw.format_seconds(step.time_s),
@@ -446,6 +450,9 @@ def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
     assert re.split(r"\s{2,}", header.strip()) == [
         "#",
         "mesh",
+        "micro",
+        "recompute",
+        "ZeRO",
         "forecast step",
         "forecast MFU",
         "step (bound)",
@@ -458,10 +465,10 @@ def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
 
 
 def test_plan_top_and_all():
-    results, feasible = _plan()
     top = ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--top", "3")
     assert len([line for line in top.splitlines() if re.match(r"\s+\d+\s{2}", line)]) == 3
-    every = ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16", "--all")
+    results, feasible = _plan(32, "llama-3-70b")  # 70B on 32 GPUs: some meshes fit, some do not
+    every = ok("plan", "--model", "llama-3-70b", "--cluster", "hgx-h100-ndr", "--chips", "32", "--all")
     lines = [line for line in every.splitlines() if re.match(r"\s+\d+\s{2}", line)]
     assert len(lines) == len(results) > len(feasible)
     failing = [(mesh, step, reason) for mesh, step, reason in results if step is None or not step.fits]
@@ -501,7 +508,7 @@ def test_every_command_answers_in_json_with_the_tables_fields_in_si_units(tmp_pa
     train = json.loads(
         ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "fsdp=8,pp=2", "--json")
     )
-    step = hw.train_step(
+    step = best_step(
         hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=8, pp=2), 2**20, hw.doc002.SEQ_LEN
     )
     assert train["bound_time_s"] == pytest.approx(step.time_s) and train["bound_mfu"] == pytest.approx(step.mfu)
@@ -565,8 +572,10 @@ def test_a_configuration_that_does_not_fit_says_so_first_prints_no_time_and_exit
     assert row(crowded.stdout, "fits in HBM") == [
         f"NO: batch 100,000 > the {largest:,} sequences of 4,096 tokens that fit"
     ]
-    train = cli("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "64")
-    step = hw.train_step(hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(dp=64), 2**20, hw.doc002.SEQ_LEN)
+    train = cli("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--mesh", "dp=64", "--zero", "0")
+    step = best_step(
+        hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(dp=64), 2**20, hw.doc002.SEQ_LEN, zero=0
+    )
     assert train.returncode == 1 and not step.fits
     assert labels(train.stdout) == ["fits"] and row(train.stdout, "fits") == [f"NO: {step.reason}"]
     assert "MFU" not in train.stdout and "per step" not in train.stdout
@@ -719,3 +728,48 @@ def test_simulate_is_simulate_serving_in_percentiles():
         **hw.PRECISIONS["fp8"],
     )
     assert row(out, "time to first token") == [hw.format_seconds(direct.percentile("ttft", q)) for q in (50, 90, 99)]
+
+
+def test_train_without_a_mesh_runs_the_planners_best_and_takes_every_choice():
+    args = ("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "64")
+    batch = ("--global-batch-tokens", "1048576", "--seq-len", "2048")
+    data = json.loads(ok(*args, *batch, "--json"))
+    plan = hw.plan_training(hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), 2**20, 2048, 64)
+    best = plan.feasible[0].step
+    assert data["fits"] and data["inputs"]["mesh"] == {axis: getattr(best.mesh, axis) for axis in hw.Mesh().__dict__}
+    assert data["forecast_time_s"] == pytest.approx(float(best.forecast_time_s))
+    assert data["inputs"]["micro_batch_sequences"] == best.micro_batch_tokens / 2048
+    fixed = json.loads(
+        ok(*args, *batch, "--mesh", "fsdp=64", "--micro-batch", "2", "--recompute", "full", "--zero", "0", "--json")
+    )
+    step = hw.train_step(
+        hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr"), hw.Mesh(fsdp=64), 2**20, 2048, 4096, "full", zero=0
+    )
+    assert fixed["bound_time_s"] == pytest.approx(step.time_s) and fixed["inputs"]["recompute"] == "full"
+    assert (fixed["inputs"]["micro_batch_sequences"], fixed["inputs"]["zero"]) == (2, 0)
+    fp8 = json.loads(ok(*args, *batch, "--mesh", "dp=64", "--precision", "fp8", "--micro-batch", "1", "--json"))
+    assert fp8["bound_time_s"] < fixed["bound_time_s"] and fp8["inputs"]["precision"] == "fp8"
+
+
+def test_plan_shows_each_meshs_choices():
+    data = json.loads(
+        ok(
+            "plan",
+            "--model",
+            "llama-3-70b",
+            "--cluster",
+            "hgx-h100-ndr",
+            "--chips",
+            "256",
+            "--seq-len",
+            "8192",
+            "--global-batch-tokens",
+            "4194304",
+            "--top",
+            "3",
+            "--json",
+        )
+    )
+    row = data["meshes"][0]
+    assert {"micro_batch_sequences", "recompute", "zero", "mesh", "fits", "reason"} <= set(row)
+    assert row["recompute"] in ("none", "selective", "full") and row["zero"] in (0, 1, 2)

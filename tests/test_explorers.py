@@ -383,6 +383,7 @@ def test_explorers_import_only_what_viz_may():
         "hwlib.serving.engine",
         "hwlib.serving.served",
         "hwlib.training.mesh",
+        "hwlib.training.step",
         "hwlib.energy",
         "hwlib.layer_model",
         "hwlib.training.regimes",

@@ -48,8 +48,12 @@ TOPICS = (
     "serving.load_check",
     "training.regimes",
     "training.forecast",
+    "training.schedules",
     "training.mesh",
+    "training.batch",
+    "training.step",
     "training.plan",
+    "training.closed_forms",
     "training.squeeze",
     "calibration_fit",
 )

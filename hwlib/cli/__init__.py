@@ -236,8 +236,32 @@ def build_parser() -> argparse.ArgumentParser:
             "(default: the sourced records and the calibrated fit)",
         )
     train.add_argument(
-        "--mesh", type=mesh, metavar="AXES", help=f"chips per axis of {','.join(MESH_AXES)} (default: dp=--chips)"
+        "--mesh",
+        type=mesh,
+        metavar="AXES",
+        help=f"chips per axis of {','.join(MESH_AXES)} (default: the planner's best of --chips)",
     )
+    for parser_ in (train, plan):
+        parser_.add_argument(
+            "--micro-batch", type=count, metavar="N", help="sequences per micro-batch (default: the planner's choice)"
+        )
+        parser_.add_argument(
+            "--recompute", choices=hw.data.records.layer_rules.RECOMPUTE, help="(default: the planner's choice)"
+        )
+        parser_.add_argument(
+            "--zero", type=int, choices=(0, 1, 2), help="ZeRO stage over the dp ranks (default: the planner's choice)"
+        )
+        parser_.add_argument(
+            "--precision", choices=("bf16", "fp8"), default="bf16", help="the matmuls' dtype (default: bf16)"
+        )
+        parser_.add_argument(
+            "--interleave", type=count, metavar="V", default=1, help="chunks per pipeline stage (default: 1)"
+        )
+        parser_.add_argument(
+            "--schedule",
+            choices=hw.training.schedules.SCHEDULES,
+            help="pipeline schedule (default: 1f1b, interleaved-1f1b with --interleave)",
+        )
     shown = plan.add_mutually_exclusive_group()
     shown.add_argument(
         "--top", type=count, metavar="N", default=PLAN_TOP, help="the N fastest meshes that fit (default: %(default)s)"

@@ -13,6 +13,7 @@ import argparse
 import hwlib as hw
 from hwlib.cli.options import MESH_AXES, load_efficiency, load_model
 from hwlib.cli.report import Report, add_band, rate, seconds
+from hwlib.training.plan import best_step
 
 
 def _deployment(n_chips: int, chip: hw.Chip, usable: float) -> tuple[int | None, str]:
@@ -104,6 +105,31 @@ def _mesh_sizes(mesh: hw.Mesh) -> dict[str, int]:
     return {axis: getattr(mesh, axis) for axis in MESH_AXES}
 
 
+def _micro_batch(sequences: float) -> str:
+    return f"micro-batches of {sequences:g} sequence" + ("s" if sequences != 1 else "")
+
+
+def _chunks(step: object) -> str:
+    if step.mesh.pp == 1:
+        return "no pipeline"
+    return f"{step.schedule}, {step.interleave} chunk{'s' if step.interleave > 1 else ''} per pipeline stage"
+
+
+def _step_options(args: argparse.Namespace) -> dict[str, object]:
+    """The step options ``train`` and ``plan`` take: the forecast's overrides, the matmuls' dtype, the interleave,
+    and each choice the caller fixes (the planner picks the others)."""
+    options = {"efficiency": load_efficiency(args), "dtype": args.precision, "interleave": args.interleave}
+    if args.schedule:
+        options["schedule"] = args.schedule
+    if args.micro_batch:
+        options["micro_batch_tokens"] = args.micro_batch * args.seq_len
+    if args.recompute:
+        options["recompute"] = args.recompute
+    if args.zero is not None:
+        options["zero"] = args.zero
+    return options
+
+
 def _train_inputs(args: argparse.Namespace, model: hw.ModelShape, cluster: hw.Cluster) -> dict[str, object]:
     return {
         "model": model.key,
@@ -115,18 +141,37 @@ def _train_inputs(args: argparse.Namespace, model: hw.ModelShape, cluster: hw.Cl
 
 def run_train(args: argparse.Namespace) -> Report:
     model, cluster = load_model(args), hw.cluster(args.cluster)
-    sizes = args.mesh or {"dp": args.chips or 1}
-    mesh = hw.Mesh(**sizes)
-    if args.chips and mesh.n_chips != args.chips:
-        raise ValueError(f"--mesh {sizes} has {mesh.n_chips:,} chips, --chips says {args.chips:,}")
-    step = hw.train_step(model, cluster, mesh, args.global_batch_tokens, args.seq_len, efficiency=load_efficiency(args))
+    options = _step_options(args)
+    batch = (args.global_batch_tokens, args.seq_len)
+    if args.mesh:
+        mesh = hw.Mesh(**args.mesh)
+        if args.chips and mesh.n_chips != args.chips:
+            raise ValueError(f"--mesh {args.mesh} has {mesh.n_chips:,} chips, --chips says {args.chips:,}")
+        step, chosen = best_step(model, cluster, mesh, *batch, **options), "given"
+    else:
+        plan = hw.plan_training(model, cluster, *batch, args.chips or 1, **options)
+        step, chosen = (plan.feasible or plan.meshes)[0].step, "the planner's best"
+        if step is None:
+            raise ValueError(f"no mesh of {args.chips or 1:,} chips divides the model and the batch")
+        mesh = step.mesh
     report = Report(
         "train",
         [
-            f"{model.name} on {cluster.name}, mesh {mesh} ({mesh.n_chips:,} chips); global batch "
-            f"{args.global_batch_tokens:,} tokens of sequences of {args.seq_len:,}"
+            f"{model.name} on {cluster.name}, mesh {mesh} ({chosen}, {mesh.n_chips:,} chips); global batch "
+            f"{args.global_batch_tokens:,} tokens of sequences of {args.seq_len:,}",
+            f"{_micro_batch(step.micro_batch_tokens / args.seq_len)}, "
+            f"{step.recompute.replace('none', 'no')} recomputation, ZeRO-{step.zero} over dp, {_chunks(step)}, "
+            f"{args.precision} matmuls",
         ],
-        {**_train_inputs(args, model, cluster), "mesh": _mesh_sizes(mesh)},
+        {
+            **_train_inputs(args, model, cluster),
+            "mesh": _mesh_sizes(mesh),
+            "micro_batch_sequences": step.micro_batch_tokens / args.seq_len,
+            "recompute": step.recompute,
+            "zero": step.zero,
+            "interleave": step.interleave,
+            "precision": args.precision,
+        },
     )
     fields = report.fields()
     memory = hw.format_bytes(step.memory_per_chip_bytes)
@@ -179,7 +224,7 @@ def run_plan(args: argparse.Namespace) -> Report:
     results = [
         (p.mesh, p.step, p.reason)
         for p in hw.plan_training(
-            model, cluster, args.global_batch_tokens, args.seq_len, n_chips, efficiency=load_efficiency(args)
+            model, cluster, args.global_batch_tokens, args.seq_len, n_chips, **_step_options(args)
         ).meshes
     ]
     feasible = [(mesh, step) for mesh, step, _ in results if step is not None and step.fits]
@@ -195,9 +240,9 @@ def run_plan(args: argparse.Namespace) -> Report:
     if not feasible:
         reason = f"none of the {len(results):,} meshes fits" + ("" if args.all else " (--all gives each one's reason)")
         report.add_verdict(report.fields(), "fits", f"NO: {reason}", reason)
-    header = ("#", "mesh", *(("fits",) * args.all), "forecast step", "forecast MFU", "step (bound)")
-    header += ("tokens/s (bound)", "MFU (bound)", "memory per chip", *(("why not",) * args.all))
-    table = report.table("meshes", header, "rl" + "l" * args.all + "rrrrrr" + "l" * args.all)
+    header = ("#", "mesh", *(("fits",) * args.all), "micro", "recompute", "ZeRO", "forecast step", "forecast MFU")
+    header += ("step (bound)", "tokens/s (bound)", "MFU (bound)", "memory per chip", *(("why not",) * args.all))
+    table = report.table("meshes", header, "rl" + "l" * args.all + "rlrrrrrrr" + "l" * args.all)
     shown = results if args.all else [(mesh, step, "") for mesh, step in feasible[: args.top]]
     for rank, (mesh, step, reason) in enumerate(shown, 1):
         fits = step is not None and step.fits
@@ -206,6 +251,9 @@ def run_plan(args: argparse.Namespace) -> Report:
             rank,
             str(mesh),
             *(("yes" if fits else "no",) * args.all),
+            f"{step.micro_batch_tokens / args.seq_len:g}" if step else "-",
+            step.recompute if step else "-",
+            step.zero if step else "-",
             seconds(ran.forecast_time_s) if ran else "-",
             f"{100 * ran.forecast_mfu:.1f} %" if ran else "-",
             seconds(ran.time_s) if ran else "-",
@@ -222,6 +270,9 @@ def run_plan(args: argparse.Namespace) -> Report:
                 **_mesh_sizes(mesh),
                 "fits": fits,
                 "reason": reason,
+                "micro_batch_sequences": step.micro_batch_tokens / args.seq_len if step else None,
+                "recompute": step.recompute if step else None,
+                "zero": step.zero if step else None,
                 "forecast_time_s": ran.forecast_time_s if ran else None,
                 "forecast_tokens_per_s": ran.forecast_tokens_per_s if ran else None,
                 "forecast_mfu": ran.forecast_mfu if ran else None,

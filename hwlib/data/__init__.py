@@ -11,6 +11,7 @@ pages), ``literature`` (papers), ``model_shapes`` (published model shapes), ``do
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 from collections.abc import Iterable
 
@@ -52,6 +53,7 @@ _RECIPES: tuple[TrainingRecipe, ...] = (literature.RECIPES[0], doc000.MIXED_BF16
 _DEPLOYMENTS: tuple[Deployment, ...] = vendor_systems.DEPLOYMENTS
 
 
+@functools.lru_cache(maxsize=4096)
 def normalise_name(name: str) -> str:
     """Lower-case, drop punctuation and a leading vendor or 'tpu': 'TPU v5e' -> 'v5e'."""
     text = re.sub(r"[^a-z0-9]", "", name.lower())

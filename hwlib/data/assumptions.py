@@ -6,7 +6,7 @@ Chapters :ref:`ch-hbm-budgets`, :ref:`ch-serving` and :ref:`ch-sharding`.
 
 from __future__ import annotations
 
-from hwlib.data import doc000
+from hwlib.data import doc000, literature
 
 USABLE_HBM_FRACTION = doc000.USABLE_FRACTION
 """Share of a chip's HBM (as a program sees it, ``chip.capacity_bytes``) that a job's weights, state, activations
@@ -26,6 +26,11 @@ CONTEXT_PARALLEL_FROM_TOKENS = 16384
 """The training planner tries context parallelism only for sequences this long (tokens): shorter ones keep their
 attention on a chip in every run the book checks (Llama 3's 8K pre-training runs without it)."""
 
+LARGEST_MICRO_BATCH_SEQUENCES = 8
+"""The most sequences a training planner puts in one micro-batch: beyond a few sequences a micro-batch's matmuls are
+as efficient as they get (tile quantization is gone at thousands of rows), while its activations keep growing; the
+published configurations the book checks use 1 to 4 (Llama 3's Table 4: 1 to 2; Megatron-LM's Table 1: 1 to 8)."""
+
 ATTENTION_DTYPE = "bf16"
 """The dtype whose peak a forecast prices attention at, whatever the matmuls run in: FlashAttention-style kernels
 in the runs the book checks compute their scores in bf16 beside fp8 matmuls (Transformer Engine and torchtitan keep
@@ -35,3 +40,8 @@ SMALLEST_TILE_ROWS = 16
 """The fewest rows a matmul kernel's output tile takes when a step has few tokens: kernel libraries pick smaller
 tiles for skinny matmuls, down to the tensor cores' smallest matrix fragment (16 rows on NVIDIA's mma
 instructions; a TPU pads rows to its sublanes, 8 or 16). A forecast's tile quantization uses it."""
+
+DCN_STEP_LATENCY = literature.NET_RING_STEP_LATENCY
+"""Latency of one step of a collective over the data-centre network between TPU slices (s): no Google page states
+it, so hwlib takes NCCL's model of one ring step over an InfiniBand or RoCE network (2.7 us). A DCN step is staged
+through the hosts (chip, PCIe, NIC and back), so it is likely slower: the smaller figure keeps a bound a bound."""

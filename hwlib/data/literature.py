@@ -257,3 +257,46 @@ TORUS_WRAPAROUND_CHIPS = cite(
     "every axis, smaller ones on none.",
 )
 """The smallest 3D TPU slice (chips) whose torus axes all wrap around."""
+
+# --- the scaling book's closed forms (hwlib.training.closed_forms) ---------------------------
+
+SCALING_BOOK_TRAINING = (
+    "Austin et al., 'How to Scale Your Model', Google DeepMind (2025), Part 5 'How to Parallelize a Transformer "
+    "for Training', section 'Mixed FSDP and Tensor Parallelism', https://jax-ml.github.io/scaling-book/training/ "
+    "(jax-ml/scaling-book, training.md, commit 0c5b5887)"
+)
+SCALING_BOOK_APPLIED_TRAINING = (
+    "Austin et al., 'How to Scale Your Model', Google DeepMind (2025), Part 6 'Training LLaMA 3 on TPUs', "
+    "https://jax-ml.github.io/scaling-book/applied-training/ (jax-ml/scaling-book, applied-training.md, "
+    "commit 345a75a7)"
+)
+_SCALING_BOOK_APPLIED = cite(SCALING_BOOK_APPLIED_TRAINING, read_on="2026-12-06")
+
+SCALING_BOOK_FSDP_AXES = _SCALING_BOOK_APPLIED(
+    2,
+    "torus axes",
+    "X_{opt} = \\sqrt{\\frac{2BN}{F}}",
+    "The book's X_opt = sqrt(B N M_X / (F M_Y)) (Part 5) with M_X / M_Y = 2: two of a 3D slice's three torus axes "
+    "carry FSDP. Part 5 plugs in 'M_X M_Y=2 (as it must be for a 3D mesh)'; an older revision (commit 04d8de58) "
+    "says 'If we assume for simplicity (incorrectly) that M_X = 2 and M_Y = 1'.",
+)
+"""Torus axes the scaling book gives FSDP in its mixed FSDP x tensor-parallel optimum (M_X)."""
+
+SCALING_BOOK_TP_AXES = _SCALING_BOOK_APPLIED(
+    1,
+    "torus axes",
+    "X_{opt} = \\sqrt{\\frac{2BN}{F}}",
+    "M_Y = 1: the third torus axis carries tensor parallelism (see SCALING_BOOK_FSDP_AXES).",
+)
+"""Torus axes the scaling book gives tensor parallelism in that optimum (M_Y)."""
+
+SCALING_BOOK_CHECKPOINTS_PER_LAYER = _SCALING_BOOK_APPLIED(
+    4,
+    "[B, D] tensors per layer",
+    "You can assume bfloat16 parameters and float32 optimizer state, and that you checkpoint gradients 4 times "
+    "per layer.",
+    "Llama 3 70B at a 4M-token batch. The answer's table writes '2 * 8192 * 4e6 * 3 * 80 | ~20.9TB', but 20.9 TB "
+    "is the product with 4 (20.97e12 B; with 3 it is 15.7e12 B), and its total '~21.6TB' adds 140 GB of bf16 "
+    "weights and 560 GB of fp32 Adam moments (20.97 + 0.70 = 21.67e12 B, cut to 21.6).",
+)
+"""Tensors of shape [B, D] the scaling book saves per layer in its Llama 3 70B memory estimate (its k)."""

@@ -4,7 +4,8 @@ Megatron-LM's weak-scaling Table 1 (Narayanan et al. 2021), Llama 3 405B's Table
 2024) and torchtitan's H100 benchmarks; NVIDIA's NeMo 24.07 and Megatron-Bridge (25.09, 25.11, 26.02)
 performance summaries on H100 and B200; Google's MaxText recipes on TPU v6e (AI-Hypercomputer/tpu-recipes);
 MLPerf Training v4.0's GPT-3 175B (NVIDIA on H100, Google on TPU v5p); MosaicML's llm-foundry MPT
-benchmarks on H100 and A100; BigScience's BLOOM 176B; and MegaScale's Table 2 (its Megatron-LM baseline).
+benchmarks on H100 and A100; BigScience's BLOOM 176B; MegaScale's Table 2 (its Megatron-LM baseline); and PaLM
+540B on two TPU v4 pods joined by the data-centre network.
 Each is compared with ``hw.train_step`` for its own mesh in :ref:`ch-sharding`. The hunt behind them, with
 every quote, is in research/training_runs.md and research/training_runs_more.md.
 """
@@ -19,6 +20,7 @@ from hwlib.data import (
     training_runs_mlperf,
     training_runs_mpt,
     training_runs_nemo,
+    training_runs_palm,
 )
 from hwlib.data.records import TrainingRun
 from hwlib.data.training_runs_bloom import BLOOM_176B as BLOOM_176B
@@ -35,5 +37,6 @@ RUNS: tuple[TrainingRun, ...] = (
     + training_runs_mpt.RUNS
     + training_runs_bloom.RUNS
     + training_runs_megatron.MEGASCALE_RUNS
+    + training_runs_palm.RUNS
 )
 """Measured training runs, compared with ``hw.train_step`` in :ref:`ch-sharding`."""

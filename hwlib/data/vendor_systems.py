@@ -5,12 +5,15 @@ Google's pages. Explained in the chapters :ref:`ch-batch-squeeze` and :ref:`ch-s
 
 from __future__ import annotations
 
-from hwlib.data.records import READ_ON, Cluster, Deployment
+from hwlib.data.records import READ_ON, Cluster, Deployment, cite
 from hwlib.data.vendor_chips import CHIPS as _CHIPS
+from hwlib.data.vendor_dcn import DCN_FABRICS, V5P_MULTISLICE_CHIPS
+from hwlib.data.vendor_dcn import READ_ON as _DCN_READ_ON
 from hwlib.data.vendor_fabrics import FABRICS
 
 _CHIP = {record.key: record for record in _CHIPS}
 _FABRIC = {record.key: record for record in FABRICS}
+_DCN = {record.chip_keys[0]: record for record in DCN_FABRICS}
 
 CLUSTERS: tuple[Cluster, ...] = (
     Cluster(
@@ -114,8 +117,30 @@ CLUSTERS: tuple[Cluster, ...] = (
         _FABRIC["ici-tpu7x"],
         note="One TPU7x slice of up to a 9216-chip pod on its 3D ICI torus; the data-centre network is not modelled.",
     ),
+    *(
+        Cluster(
+            f"tpu-{key}-multislice",
+            f"{name} Multislice (ICI + DCN)",
+            _CHIP[chip],
+            _FABRIC[f"ici-{chip}"],
+            note=f"{name} slices of up to {_FABRIC[f'ici-{chip}'].domain_chips} chips, each on its ICI torus, joined "
+            "by the data-centre network (Google's Multislice): a job beyond one slice takes the fewest equal slices of "
+            "a published shape ('Each slice in a multislice request is of the same accelerator type', "
+            "https://docs.cloud.google.com/tpu/docs/multislice-introduction).",
+            dcn=_DCN[chip],
+            multislice_chips=V5P_MULTISLICE_CHIPS if chip == "v5p" else None,
+        )
+        for key, chip, name in (
+            ("v4", "v4", "TPU v4"),
+            ("v5e", "v5e", "TPU v5e"),
+            ("v5p", "v5p", "TPU v5p"),
+            ("v6e", "v6e", "TPU v6e"),
+            ("7x", "tpu7x", "TPU7x"),
+        )
+    ),
 )
-"""The real systems of the chapters :ref:`ch-batch-squeeze`, :ref:`ch-serving` and :ref:`ch-sharding`."""
+"""The real systems of the chapters :ref:`ch-batch-squeeze`, :ref:`ch-serving` and :ref:`ch-sharding`; the
+multislice clusters last, so that a chip's first cluster stays its single slice."""
 
 _V5E_PAGE = "https://docs.cloud.google.com/tpu/docs/v5e"
 _V6E_PAGE = "https://docs.cloud.google.com/tpu/docs/v6e"
@@ -124,10 +149,36 @@ _MULTISLICE = "Multislice (https://cloud.google.com/tpu/docs/multislice-introduc
 _HGX = "https://www.nvidia.com/en-us/data-center/hgx/"
 _POD2D = (1, 4, 8, 16, 32, 64, 128, 256)
 _TOPO2D = ("1x1", "2x2", "2x4", "4x4", "4x8", "8x8", "8x16", "16x16")
-_V4_CHIPS = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096)
-_V4_TOPO = ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16")
-_TPU7X_CHIPS = (4, 8, 16, 32, 64, 128, 512, 1024, 2048, 9216)
-_TPU7X_TOPO = ("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "8x8x8", "8x8x16", "8x16x16", "4x4x576")
+_V4_CHIPS = (4, 8, 16, 32, 64, 128, 256, 512, 768, 1024, 2048, 3072, 3456, 4096)
+_V4_TOPO = (
+    *("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x12", "8x8x16", "8x16x16"),
+    *("12x16x16", "12x12x24", "16x16x16"),
+)
+_TPU7X_CHIPS = (4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144, 8192, 9216)
+_TPU7X_TOPO = (
+    *("2x2x1", "2x2x2", "2x2x4", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16"),
+    *("16x16x24", "16x16x32", "4x4x576"),
+)
+_XPK = cite(
+    "Google's xpk, https://github.com/AI-Hypercomputer/xpk, src/xpk/core/system_characteristics.py (commit 02b0c092), "
+    "the supported_topologies GKE accepts per TPU generation",
+    _DCN_READ_ON,
+)
+_XPK_NOTE = (
+    "xpk also accepts many elongated shapes (v5p 2x2x4 and 4x4x12 up to 4x8x188, TPU7x 4x4x12 up to 4x4x244) that "
+    "Google's configuration tables do not list; hwlib keeps one shape per size and the tables' ladder of cubes."
+)
+_RECIPES = cite(
+    "Google's tpu-recipes, https://github.com/AI-Hypercomputer/tpu-recipes, training/ironwood/deepseek3-671b/"
+    "4k-bf16-tpu7x-4x8x8-gcs/cluster_toolkit/README.md",
+    _DCN_READ_ON,
+)
+_PALM = cite(
+    "Chowdhery et al., 'PaLM: Scaling Language Modeling with Pathways', arXiv:2204.02311, Sec. 4 (read in a stored "
+    "extraction of https://ar5iv.labs.arxiv.org/html/2204.02311)",
+    _DCN_READ_ON,
+)
+_V4_PAGE = cite("https://cloud.google.com/tpu/docs/v4, '3D mesh and 3D torus'", _DCN_READ_ON)
 _V5P_CHIPS = (4, 8, 32, 64, 128, 256, 512, 1024, 2048, 4096, 6144)
 _V5P_TOPO = ("2x2x1", "2x2x2", "2x4x4", "4x4x4", "4x4x8", "4x8x8", "8x8x8", "8x8x16", "8x16x16", "16x16x16", "16x16x24")
 
@@ -210,7 +261,18 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
         "and A, B, C all <= 4 or all integer multiples of 4', '2x2x4 (16 chips, 2 TensorCores each)'; the "
         "English page was not among the stored copies. The page states the rule, not a table: these are its "
         "most cube-like shapes for each power of two up to the pod ('TPU Pod size | 4096 chips', "
-        "docs.cloud.google.com/tpu/docs/v4). Names count TensorCores, two per chip.",
+        "docs.cloud.google.com/tpu/docs/v4), and the shapes in ``added``. Names count TensorCores, two per chip.",
+        added=(
+            _XPK(768, "chips", "supported_topologies=[ ... '8x8x8', '8x8x12', '8x8x16', '8x16x16', ]", "v4's list."),
+            _PALM(
+                3072,
+                "chips",
+                "We use 3072 TPU v4 chips in each Pod attached to 768 hosts.",
+                "PaLM's slices. The paper gives no shape: 12x16x16 is the most cube-like the rule allows (an "
+                "assumption; 8x16x24 is the other).",
+            ),
+            _V4_PAGE(3456, "chips", "For example, 4x4x8, 4x8x8, or 12x12x24.", "A torus shape the page names."),
+        ),
     ),
     Deployment(
         key="tpu7x-slices",
@@ -224,9 +286,23 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
         read_on=READ_ON,
         quoted="Ironwood/configs/collectives/all_reduce_tpu7x_2x2x1.yaml, ..._2x2x2, ..._2x2x4, ..._2x4x4, "
         "..._4x4x4, ..._4x4x8; configs/collectives/8x8x8/, 8x8x16/, 8x16x16/",
-        note="No Google page among the stored copies tables TPU7x slice shapes: these are the 3D shapes Google's "
-        "own microbenchmarks run, and the scaling book's pod ('TPU7x | 4x4x576'). Names count TensorCores, two "
-        "per chip, as for v5p (an assumption: no name is sourced).",
+        note="No Google page among the stored copies tables TPU7x slice shapes (the stored copies of "
+        "docs.cloud.google.com/tpu/docs/tpu7x end before its configurations): these are the 3D shapes Google's "
+        "own microbenchmarks run, the scaling book's pod ('TPU7x | 4x4x576'), and those in ``added``. Names count "
+        "TensorCores, two per chip, as for v5p (an assumption: no name is sourced).",
+        added=(
+            _RECIPES(
+                256,
+                "chips",
+                "Chips: 256 (4x8x8 topology)",
+                "The shape most of Google's Ironwood training recipes use (llama3.1-405b, llama3.1-70b, "
+                "deepseek3-671b, gpt-oss-120b, gemma4-26b); xpk lists '4x8x8' too.",
+            ),
+            *(
+                _XPK(chips, "chips", f"supported_topologies=[ ... '{shape}', ... ]", f"TPU7x's list. {_XPK_NOTE}")
+                for chips, shape in ((4096, "16x16x16"), (6144, "16x16x24"), (8192, "16x16x32"))
+            ),
+        ),
     ),
     _nodes("hgx-a100-40gb", "a100-40gb", _HGX, "HGX A100: 8 GPUs per baseboard"),
     _nodes("hgx-a100-80gb", "a100-80gb", _HGX, "HGX A100: 8 GPUs per baseboard"),

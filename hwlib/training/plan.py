@@ -18,7 +18,8 @@ from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.data.records.layer_rules import RECOMPUTE, TRAINING_OVER_FORWARD
 from hwlib.efficiency import Efficiency, with_fit
 from hwlib.placement import group_time_s, group_topology
-from hwlib.training.mesh import WIRE_BYTES, Mesh, TrainStep, local_params, train_step
+from hwlib.training.mesh import WIRE_BYTES, Mesh, local_params
+from hwlib.training.step import TrainStep, step_memory, train_step
 from hwlib.units import GiB
 
 
@@ -58,7 +59,8 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
     """The most a measured run could reach in its own metric under ``train_step`` for its mesh, and the step.
 
     The run's micro-batch and interleaved chunks where it states them; else micro-batches of one sequence under
-    a pipeline and as many chunks as the layers allow (the smallest bubble). All of HBM (the run fitted). The
+    a pipeline and the chunks per stage (1, 2, 4 ... up to what the layers allow) whose step is the shortest: more
+    chunks shrink the bubble and add pipeline sends. All of HBM (the run fitted). The
     step carries the forecast at ``efficiency`` (``training_run_forecast`` gives it in the run's metric), with the
     run's own attention kernel where it states an older one (``run.attention``) and ``efficiency`` sets none.
     Chapter :ref:`ch-sharding`.
@@ -66,27 +68,36 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
     run = require(TrainingRun, "run", run, "hw.training_runs()[0]")
     mesh = Mesh(**run.mesh)
     model = run.model
-    if run.interleave is not None:
-        chunks = run.interleave
-    else:
-        chunks = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
+    most = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
+    chunks = (
+        [run.interleave] if run.interleave is not None else sorted({*(2**k for k in range(8) if 2**k < most), most})
+    )
     micro = None if run.micro_batch_sequences is None else run.micro_batch_sequences * run.seq_len
     if run.attention is not None:
         efficiency = with_fit(efficiency, attention=float(run.attention.value))
-    step = train_step(
-        model,
-        find_cluster(run.cluster_key),
-        mesh,
-        run.global_batch_sequences * run.seq_len,
-        run.seq_len,
-        micro,
-        recompute=run.recompute,
-        dtype=run.dtype,
-        interleave=chunks,
-        usable_fraction=assumptions.BOUND_HBM_FRACTION,
-        causal=run.causal,
-        efficiency=efficiency,
-    )
+    steps = []
+    for chunk in chunks:
+        try:
+            steps.append(
+                train_step(
+                    model,
+                    find_cluster(run.cluster_key),
+                    mesh,
+                    run.global_batch_sequences * run.seq_len,
+                    run.seq_len,
+                    micro,
+                    recompute=run.recompute,
+                    dtype=run.dtype,
+                    interleave=chunk,
+                    usable_fraction=assumptions.BOUND_HBM_FRACTION,
+                    causal=run.causal,
+                    efficiency=efficiency,
+                )
+            )
+        except ValueError:
+            if len(chunks) == 1:
+                raise
+    step = min(steps, key=lambda step: step.time_s)
     return _in_metric(run, step.time_s, step.mfu, step.tokens_per_s), step
 
 
@@ -193,6 +204,83 @@ class TrainingPlan:
         return pd.DataFrame(rows).set_index("mesh")
 
 
+CHOICES = ("micro_batch_tokens", "recompute", "zero")
+"""What the planner chooses for each mesh unless the caller fixes it: the micro-batch, the recomputation and the
+ZeRO stage over the dp ranks."""
+
+
+def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, options) -> PlannedMesh:
+    """The fastest step of ``mesh`` (by the forecast or the bound) over the choices that fit: micro-batches of 1,
+    2, 4 ... sequences (up to ``assumptions.LARGEST_MICRO_BATCH_SEQUENCES`` and the rank's share), for each the
+    least recomputation and ZeRO stage that fit (each only costs time); where none fits, the most frugal choice
+    with its reason."""
+    fixed = {name: options[name] for name in CHOICES if name in options}
+    rest = {name: value for name, value in options.items() if name not in CHOICES}
+    sequences = global_batch_tokens / seq_len / mesh.data_parallel
+    if "micro_batch_tokens" in fixed:
+        micros = [fixed["micro_batch_tokens"]]
+    else:
+        largest = min(sequences, assumptions.LARGEST_MICRO_BATCH_SEQUENCES)
+        micros = [2**k * seq_len for k in range(8) if 2**k <= largest and sequences % 2**k == 0] or [None]
+    recomputes = [fixed["recompute"]] if "recompute" in fixed else list(RECOMPUTE)
+    zeros = [fixed["zero"]] if "zero" in fixed else ([1, 2] if mesh.dp > 1 else [0])
+    memory_options = {
+        name: rest[name] for name in ("recipe", "interleave", "schedule", "usable_fraction") if name in rest
+    }
+    frugal = [(r, z) for r in recomputes for z in zeros]  # each costs more time and less memory than the last
+    chosen, start = [], 0
+    try:
+        for micro in micros:  # a larger micro-batch needs at least the choice a smaller one needed
+            for index in range(start, len(frugal)):
+                recompute, zero = frugal[index]
+                parts, room = step_memory(
+                    model, cluster, mesh, global_batch_tokens, seq_len, micro, recompute, zero=zero, **memory_options
+                )
+                if sum(parts.values()) <= room:
+                    chosen.append((micro, recompute, zero))
+                    start = index
+                    break
+            else:
+                break
+        if not chosen:
+            chosen = [(micros[0], recomputes[-1], zeros[-1])]
+        steps = [
+            train_step(model, cluster, mesh, global_batch_tokens, seq_len, micro, recompute, zero=zero, **rest)
+            for micro, recompute, zero in chosen
+        ]
+    except ValueError as error:
+        return PlannedMesh(mesh, None, str(error).split(": ", 1)[-1])
+    best = min(steps, key=lambda step: (not step.fits, _seconds(step, by)))
+    return PlannedMesh(mesh, best, best.reason)
+
+
+def best_step(
+    model: ModelShape,
+    cluster: Cluster,
+    mesh: Mesh,
+    global_batch_tokens: float,
+    seq_len: int,
+    *,
+    by: str = "forecast",
+    **options: object,
+) -> TrainStep:
+    """``train_step`` of ``mesh`` with the fastest of its choices that fit (``CHOICES``, as ``plan_training`` picks
+    them; an option fixes one), else its most frugal choice, which says why it does not fit. Raises ValueError
+    for a mesh that does not divide the model or the batch. Chapter :ref:`ch-sharding`."""
+    one_of("by", by, PLAN_ORDERS)
+    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=8, tp=8)")
+    planned = _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, options)
+    if planned.step is None:
+        raise ValueError(f"mesh {mesh}: {planned.reason}")
+    return planned.step
+
+
+def _seconds(step: TrainStep, by: str) -> float:
+    return float(step.forecast_time_s if by == "forecast" else step.time_s)
+
+
 def plan_training(
     model: ModelShape,
     cluster: Cluster,
@@ -204,26 +292,21 @@ def plan_training(
     **options: object,
 ) -> TrainingPlan:
     """``train_step`` for every candidate mesh of ``n_chips`` chips of ``cluster`` (default: the cluster's
-    largest), feasible ones first by forecast step time (``by="bound"``: by the bound's), each other one with its
-    reason. ``options`` go to ``train_step`` (``efficiency=`` among them). Chapters :ref:`ch-sharding` and
-    :ref:`ch-forecast`."""
+    largest), each with the fastest of its choices that fit (``CHOICES``: micro-batch, recomputation, ZeRO stage
+    over dp; an option fixes one), feasible ones first by forecast step time (``by="bound"``: by the bound's), each
+    other one with its reason. ``options`` go to ``train_step`` (``efficiency=`` among them). Chapters
+    :ref:`ch-sharding` and :ref:`ch-forecast`."""
     one_of("by", by, PLAN_ORDERS)
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     count = cluster.max_chips if n_chips is None else n_chips
     if count is None:
         raise ValueError(f"n_chips is needed: {cluster.name} has no largest size")
-    planned = []
-    for mesh in candidate_meshes(model, cluster, count, seq_len):
-        try:
-            step = train_step(model, cluster, mesh, global_batch_tokens, seq_len, **options)
-        except ValueError as error:
-            planned.append(PlannedMesh(mesh, None, str(error).split(": ", 1)[-1]))
-            continue
-        planned.append(PlannedMesh(mesh, step, step.reason))
+    planned = [
+        _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, options)
+        for mesh in candidate_meshes(model, cluster, count, seq_len)
+    ]
 
     def seconds(planned: PlannedMesh) -> float:
-        if planned.step is None:
-            return float("inf")
-        return float(planned.step.forecast_time_s if by == "forecast" else planned.step.time_s)
+        return float("inf") if planned.step is None else _seconds(planned.step, by)
 
     return TrainingPlan(tuple(sorted(planned, key=lambda p: (not p.fits, seconds(p)))), by)

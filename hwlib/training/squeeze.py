@@ -207,16 +207,16 @@ def cluster_squeeze(
     """``batch_squeeze`` on a :class:`~hwlib.data.records.Cluster`: its chip, node fabric, node size and network.
 
     A cluster without a node size (document 002's assumption) runs one flat ring over its
-    node fabric; one without a network covers at most one domain (ValueError beyond it).
+    node fabric; one without a network covers at most one domain (ValueError beyond it); a TPU
+    cluster's data-centre network (``dcn``) joins whole slices of the largest size as its network.
     Chapter :ref:`ch-batch-squeeze`.
     """
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     chips = _count("n_chips", n_chips)
+    network = cluster.network if cluster.dcn is None else cluster.dcn
     if cluster.max_chips is not None and (chips > cluster.max_chips).any():
-        raise ValueError(
-            f"n_chips must be at most {cluster.max_chips} on {cluster.name} "
-            f"(one {cluster.node_fabric.name} domain; no network modelled), got {n_chips!r}"
-        )
+        why = f"one {cluster.node_fabric.name} domain; no network modelled" if network is None else "a stated limit"
+        raise ValueError(f"n_chips must be at most {cluster.max_chips} on {cluster.name} ({why}), got {n_chips!r}")
     options = dict(
         critical_batch_tokens=critical_batch_tokens,
         b_opt=b_opt,
@@ -224,13 +224,13 @@ def cluster_squeeze(
         flops_per_token=flops_per_token,
         dtype=dtype,
     )
-    if cluster.node_size is None or cluster.network is None:
+    if cluster.node_size is None or network is None:
         return batch_squeeze(cluster.chip, n_params, chips, cluster.node_fabric.bytes_per_s, **options)
     return batch_squeeze(
         cluster.chip,
         n_params,
         chips,
-        cluster.network.bytes_per_s,
+        network.bytes_per_s,
         node_size=cluster.node_size,
         node_bytes_per_s=cluster.node_fabric.bytes_per_s,
         **options,

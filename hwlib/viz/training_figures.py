@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import matplotlib.pyplot as plt
 import numpy as np
 
-from hwlib.training.mesh import STEP_PARTS, TrainStep
+from hwlib.training.step import STEP_PARTS, TrainStep
 from hwlib.viz.style import PALETTE, new_axes
 
 

@@ -260,8 +260,10 @@ class Cluster:
 
     ``node_size`` comes from the node fabric's domain size; None means the node fabric is
     assumed to join every chip (document 002's Table 6). ``network`` is the per-chip
-    scale-out fabric, None where none is modelled (a TPU slice stays on its ICI).
-    Chapter :ref:`ch-batch-squeeze`.
+    scale-out fabric, None where none is modelled (a TPU slice stays on its ICI). ``dcn``, on a
+    TPU cluster, is the data-centre network that joins slices of at most ``node_size`` chips
+    (Multislice), per chip; ``multislice_chips`` the most chips those slices may hold, where a
+    source states it (Sourced, unit "chips"). Chapters :ref:`ch-batch-squeeze` and :ref:`ch-sharding`.
     """
 
     key: str
@@ -270,23 +272,33 @@ class Cluster:
     node_fabric: Fabric
     network: Fabric | None = None
     note: str = ""
+    dcn: Fabric | None = None
+    multislice_chips: Sourced | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.chip, Chip):
             raise TypeError(f"chip must be a Chip record, got {self.chip!r}")
         if not isinstance(self.node_fabric, Fabric):
             raise TypeError(f"node_fabric must be a Fabric record, got {self.node_fabric!r}")
-        if self.network is not None and not isinstance(self.network, Fabric):
-            raise TypeError(f"network must be a Fabric record or None, got {self.network!r}")
+        for name in ("network", "dcn"):
+            if getattr(self, name) is not None and not isinstance(getattr(self, name), Fabric):
+                raise TypeError(f"{name} must be a Fabric record or None, got {getattr(self, name)!r}")
+        if self.dcn is not None and (self.node_fabric.topology != "torus" or self.network is not None):
+            raise ValueError(f"dcn joins TPU slices: {self.name}'s node fabric must be a torus and network None")
+        if self.multislice_chips is not None and (self.dcn is None or not isinstance(self.multislice_chips, Sourced)):
+            raise ValueError(f"multislice_chips must be a Sourced count beside a dcn, got {self.multislice_chips!r}")
 
     @property
     def node_size(self) -> int | None:
-        """Chips per node (scale-up domain), or None when the node fabric spans all chips."""
+        """Chips per node (scale-up domain; a TPU's largest slice), or None when the node fabric spans all chips."""
         return self.node_fabric.domain_chips
 
     @property
     def max_chips(self) -> int | None:
-        """The most chips this model covers: one domain when there is no network, else unbounded (None)."""
+        """The most chips this model covers: one domain when there is no network or DCN, a DCN's stated limit
+        (``multislice_chips``), else unbounded (None)."""
+        if self.dcn is not None:
+            return None if self.multislice_chips is None else int(self.multislice_chips.value)
         return self.node_size if self.network is None else None
 
     @property
@@ -303,7 +315,8 @@ class Deployment:
 
     ``sizes`` ascend; ``names`` and ``topologies`` go with them. Beyond the largest size,
     whole multiples of it are used (slices joined by the data-centre network, or several
-    nodes). ``chip_keys`` are the chips it applies to. Chapter :ref:`ch-hbm-budgets`.
+    nodes). ``chip_keys`` are the chips it applies to. ``added``: sizes read from other sources
+    than ``source``, each a Sourced chip count whose quote names its topology. Chapter :ref:`ch-hbm-budgets`.
     """
 
     key: str
@@ -317,9 +330,12 @@ class Deployment:
     read_on: str
     quoted: str
     note: str = ""
+    added: tuple[Sourced, ...] = ()
 
     def __post_init__(self) -> None:
         one_of("kind", self.kind, ("slice", "node"))
+        if not all(isinstance(size, Sourced) and int(size.value) in self.sizes for size in self.added):
+            raise ValueError(f"Deployment {self.key}: added must be Sourced chip counts among its sizes")
         if (
             list(self.sizes) != sorted(set(self.sizes))
             or len(self.names) != len(self.sizes)

@@ -16,7 +16,8 @@ from hwlib.data import clusters as all_clusters
 from hwlib.data import model as find_model
 from hwlib.data.records import Cluster, ModelShape
 from hwlib.memory import RECOMPUTE
-from hwlib.training.mesh import STEP_PARTS, Mesh, train_step
+from hwlib.training.mesh import Mesh
+from hwlib.training.step import STEP_PARTS, train_step
 from hwlib.units import format_bytes, format_seconds
 from hwlib.viz.explorers.base import Explorer, offered_records, options_in, record_dropdown
 from hwlib.viz.explorers.serving import servable_models

@@ -1,0 +1,79 @@
+"""How a training step's global batch splits over a mesh: sequences per data-parallel rank, micro-batches, and the
+pipeline schedule's cost for them (``hwlib.training.schedules``). Chapter :ref:`ch-sharding`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from hwlib._checks import one_of, positive
+from hwlib.training.schedules import SCHEDULES, PipelineCost, pipeline_schedule
+
+
+@dataclass(frozen=True)
+class Batch:
+    """How one step's global batch splits: sequences of ``seq_len`` tokens, the tokens each data-parallel rank
+    takes, its micro-batches of ``micro_tokens``, the interleaved chunks per pipeline stage and, under a pipeline,
+    what its schedule costs (``hwlib.training.schedules.PipelineCost``; None without one)."""
+
+    seq_len: int
+    tokens: float
+    rank_tokens: float
+    micro_tokens: float
+    micro_batches: int
+    chunks: int
+    pipeline: PipelineCost | None = None
+
+
+def split_batch(
+    model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave, schedule=None
+) -> Batch:
+    """The batch's split over the mesh, or a ValueError naming what does not divide. Chapter :ref:`ch-sharding`."""
+    sequence = int(positive("seq_len", seq_len, integral=True))
+    batch_sequences = float(positive("global_batch_tokens", global_batch_tokens)) / sequence
+    rank_tokens = batch_sequences * sequence / mesh.data_parallel
+    if micro_batch_tokens is None:  # without a pipeline a rank runs its whole batch at once; with one, a sequence
+        micro = rank_tokens if mesh.pp == 1 else float(sequence)
+    else:
+        micro = float(positive("micro_batch_tokens", micro_batch_tokens))
+    chunks = int(positive("interleave", interleave, integral=True))
+    if cluster.max_chips is not None and mesh.n_chips > cluster.max_chips:
+        raise ValueError(f"mesh needs {mesh.n_chips} chips; {cluster.name} holds at most {cluster.max_chips}")
+    problems = [
+        (model.n_heads % mesh.tp != 0, f"tp={mesh.tp} does not divide the {model.n_heads} attention heads"),
+        (
+            mesh.pp * chunks > model.n_layers,
+            f"pp x interleave = {mesh.pp * chunks} exceeds the {model.n_layers} layers",
+        ),
+        (sequence % mesh.cp != 0, f"cp={mesh.cp} does not divide the {sequence}-token sequences"),
+        (
+            batch_sequences != round(batch_sequences) or round(batch_sequences) % mesh.data_parallel != 0,
+            f"the global batch of {batch_sequences:g} sequences does not split over dp x fsdp = {mesh.data_parallel}",
+        ),
+        (
+            model.is_moe and model.n_experts % mesh.ep != 0,
+            f"ep={mesh.ep} does not divide the {model.n_experts} experts",
+        ),
+        (not model.is_moe and mesh.ep > 1, "ep > 1 needs a mixture-of-experts model"),
+    ]
+    for bad, why in problems:
+        if bad:
+            raise ValueError(f"mesh {mesh}: {why}")
+    if micro % sequence or micro > rank_tokens or (rank_tokens / micro) != round(rank_tokens / micro):
+        raise ValueError(
+            f"mesh {mesh}: micro_batch_tokens={micro:g} must be whole sequences of {sequence} tokens "
+            f"dividing the {rank_tokens:g} tokens each data-parallel rank takes per step"
+        )
+    micro_batches = int(round(rank_tokens / micro))
+    if schedule is not None:
+        one_of("schedule", schedule, SCHEDULES)
+    pipeline = None
+    if mesh.pp > 1:
+        name = schedule or ("1f1b" if chunks == 1 else "interleaved-1f1b")
+        try:
+            pipeline = pipeline_schedule(name, mesh.pp, micro_batches, chunks)
+        except ValueError as error:
+            raise ValueError(f"mesh {mesh}: {error}") from error
+        if pipeline.model_chunks > model.n_layers:
+            raise ValueError(f"mesh {mesh}: {name} cuts the {model.n_layers} layers into {pipeline.model_chunks}")
+    return Batch(sequence, batch_sequences * sequence, rank_tokens, micro, micro_batches, chunks, pipeline)

@@ -1,0 +1,345 @@
+"""A training step on a mesh (``hwlib.training.mesh``): its work, priced by the one pricer (``hwlib.pricing``), and
+its memory per chip. Per chip and step:
+
+* **compute**: the model's training FLOPs (``ModelShape.flops_per_token``, 6 P per token plus
+  attention) and the forward again under recomputation (all of it for ``full``, the attention
+  for ``selective``), at the chip's peak;
+* **pipeline bubble**: (pp - 1) / (v m) of the compute for m micro-batches and v interleaved
+  chunks per stage (Narayanan et al. 2021, Sec. 2.2);
+* **collectives** (``collective_time_s`` on each group's topology) and what of them hides behind
+  compute: data-parallel gradient all-reduce and FSDP's weight all-gathers and gradient
+  reduce-scatters overlap the passes they serve; tensor parallelism's all-reduces (two per layer
+  per pass, Megatron's; Shoeybi et al. 2019) and expert parallelism's all-to-alls do not; context
+  parallelism's key-value all-gathers overlap attention; pipeline sends sit on the critical path, but for
+  interleaved 1F1B, whose v chunks per stage send v times as often, the steady phase's overlap compute
+  (Megatron-Core's ``overlap_p2p_comm``: "NeMo supports the overlap of the PP communications with non-dependant
+  computations in the 1F1B stage ... The PP communications in pipeline fill and flush are still exposed", NeMo's
+  communication-overlap guide, docs/source/features/optimizations/communication_overlap.rst, read 2026-12-06),
+  and DualPipe hides them all.
+
+Memory per chip: the training state after sharding over tp x pp (experts over ep as well) and over
+the fsdp x cp ranks (ZeRO-3, as torchtitan folds the context-parallel ranks into its FSDP mesh; under
+plain data parallelism, dp > 1 without fsdp, the weights stay whole on the context-parallel ranks); the
+activations of the micro-batches in flight (``hw.activation_bytes``).
+FSDP gathers the weights once per step where they fit beside the rest, else for every micro-batch's
+forward and backward.
+Chapter :ref:`ch-sharding`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from hwlib._checks import one_of, scalar_or_array
+from hwlib.data import assumptions
+from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
+from hwlib.data.records.layer_rules import (
+    EP_ALL_TO_ALLS_PER_LAYER,
+    RECOMPUTE,
+    TP_ALLREDUCES_PER_LAYER,
+    TRAINING_OVER_FORWARD,
+)
+from hwlib.efficiency import Efficiency, layer_quantization, require_efficiency
+from hwlib.memory import usable_bytes
+from hwlib.placement import group_topology
+from hwlib.pricing import Collective, Part, Work, price
+from hwlib.training.batch import split_batch
+from hwlib.training.mesh import WIRE_BYTES, Mesh, fsdp_shards, local_params, stride_groups
+from hwlib.training.zero import chip_bytes
+
+STEP_PARTS = (
+    "compute",
+    "pipeline bubble",
+    "tp all-reduce",
+    "cp all-gather",
+    "fsdp all-gather + reduce-scatter",
+    "dp all-reduce",
+    "pp send/recv",
+    "ep all-to-all",
+)
+"""The parts of a step's time: compute, the pipeline bubble, then each collective's exposed time."""
+TP_PASSES = 2
+"""Passes over a micro-batch that run the tensor-parallel all-reduces: forward and backward."""
+TP_PASSES_FULL_RECOMPUTE = 3
+"""With full recomputation the forward runs again in the backward pass, its all-reduces too."""
+
+
+@dataclass(frozen=True)
+class TrainStep:
+    """One optimizer step under a mesh: times (s), MFU, memory per chip (B) and whether it fits.
+
+    ``comm_time_s`` and ``exposed_comm_time_s`` give each collective's time and the part of it that
+    compute does not hide. ``reason`` says why the step does not fit ("" when it does). The ``forecast_*``
+    fields price the same step at the efficiencies kernels reach (``hw.Efficiency``); ``forecast_parts_s``
+    splits its time into ``hwlib.training.forecast.FORECAST_PARTS``; ``time_upper_s`` is the no-overlap bound. The
+    step's choices: ``micro_batch_tokens`` per data-parallel rank, ``recompute``, ``zero`` over the dp ranks and
+    ``interleave`` chunks per pipeline stage and its ``schedule`` ("" without a pipeline). Chapters
+    :ref:`ch-sharding` and :ref:`ch-forecast`.
+    """
+
+    mesh: Mesh
+    n_chips: int
+    time_s: float
+    compute_time_s: float
+    bubble_time_s: float
+    comm_time_s: dict = field(default_factory=dict)
+    exposed_comm_time_s: dict = field(default_factory=dict)
+    tokens_per_s: float = 0.0
+    mfu: float = 0.0
+    hardware_flops_utilization: float = 0.0
+    memory_parts: dict = field(default_factory=dict)
+    memory_per_chip_bytes: float = 0.0
+    usable_bytes: float = 0.0
+    fits: bool = False
+    reason: str = ""
+    forecast_time_s: float = 0.0
+    forecast_tokens_per_s: float = 0.0
+    forecast_mfu: float = 0.0
+    forecast_parts_s: dict = field(default_factory=dict)
+    time_upper_s: float = 0.0
+    micro_batch_tokens: float = 0.0
+    recompute: str = "selective"
+    zero: int = 0
+    interleave: int = 1
+    schedule: str = ""
+
+    @property
+    def parts_s(self) -> dict[str, float]:
+        """Seconds of each of ``STEP_PARTS`` in the bound; they sum to ``time_s``."""
+        known = {"compute": self.compute_time_s, "pipeline bubble": self.bubble_time_s, **self.exposed_comm_time_s}
+        return {name: known.get(name, 0.0) for name in STEP_PARTS}
+
+
+ZERO_STAGES = (0, 1, 2)
+"""ZeRO stages over the data-parallel (dp) ranks: 0 keeps the training state whole on each; 1 splits the fp32 master
+copy and the optimizer state over them (Megatron-LM's distributed optimizer); 2 the gradients too (Rajbhandari et
+al., "ZeRO", SC 2020, Sec. 5). Stage 3 over dp is FSDP: the mesh's ``fsdp`` axis."""
+ZERO_SHARDED = {0: (), 1: ("master", "optimizer"), 2: ("master", "optimizer", "gradients")}
+"""The parts of the training state each ZeRO stage splits over the dp ranks."""
+
+
+def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero) -> tuple[dict, float, bool]:
+    """(bytes per chip by part, usable bytes, whether FSDP can keep the gathered weights for the whole step)."""
+    in_flight = batch.pipeline.in_flight if batch.pipeline else 1  # the schedule's most loaded stage
+    parts = chip_bytes(
+        model,
+        recipe,
+        batch.seq_len,
+        batch.micro_tokens / batch.seq_len,
+        sharded=TRAINING_PARTS,
+        shards=fsdp_shards(mesh),
+        tp=mesh.tp,
+        pp=mesh.pp,
+        cp=mesh.cp,
+        ep=mesh.ep,
+        in_flight=in_flight,
+        recompute=recompute,
+    )
+    for name in ZERO_SHARDED[zero]:  # ZeRO over the dp ranks, on top of FSDP's split
+        parts[name] = parts[name] / mesh.dp
+    copies = batch.pipeline.weight_copies if batch.pipeline else 1  # DualPipe holds two stages' parameters
+    for name in TRAINING_PARTS:
+        parts[name] = parts[name] * copies
+    room = float(usable_bytes(chip, usable_fraction))
+    gathered = local_params(model, mesh) * WIRE_BYTES * (1 - 1 / fsdp_shards(mesh))
+    return parts, room, sum(parts.values()) + gathered <= room
+
+
+def step_memory(
+    model: ModelShape,
+    cluster: Cluster,
+    mesh: Mesh,
+    global_batch_tokens: float,
+    seq_len: int,
+    micro_batch_tokens: float | None = None,
+    recompute: str = "selective",
+    *,
+    recipe: str | TrainingRecipe = "zero_mixed_adam",
+    zero: int = 0,
+    interleave: int = 1,
+    schedule: str | None = None,
+    usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
+) -> tuple[dict, float]:
+    """The bytes per chip by part of ``train_step`` with these arguments, and the usable bytes, without pricing the
+    step (the planner's check of which choices fit). Chapter :ref:`ch-sharding`."""
+    one_of("recompute", recompute, RECOMPUTE)
+    batch = split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave, schedule)
+    parts, room, _ = _memory(model, recipe, mesh, batch, recompute, cluster.chip, usable_fraction, _zero(zero))
+    return parts, room
+
+
+def _zero(zero: object) -> int:
+    if zero == 3:
+        raise ValueError("zero=3 over the dp ranks is FSDP: put those ranks on the mesh's fsdp axis")
+    if isinstance(zero, bool) or zero not in ZERO_STAGES:
+        raise ValueError(f"zero must be one of {ZERO_STAGES}, got {zero!r}")
+    return int(zero)
+
+
+def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero) -> list:
+    """The step's collectives (``hwlib.pricing.Collective``) on their groups, those that overlap compute first in
+    the order they take the links: context parallelism's behind attention, the gradient all-reduce behind the
+    backward pass, FSDP's behind all of it; tensor parallelism's, pipeline sends and expert all-to-alls exposed."""
+    table, count = model.table(), mesh.n_chips
+    topology = {
+        name: group_topology(cluster, size, stride, count) for name, (size, stride) in stride_groups(mesh).items()
+    }
+    layers = model.n_layers / mesh.pp
+    per_pass = layers * batch.micro_batches  # each layer once per micro-batch
+    micro = batch.micro_tokens / mesh.cp  # tokens of one micro-batch on one context-parallel rank
+    passes = TP_PASSES_FULL_RECOMPUTE if recompute == "full" else TP_PASSES  # forward, backward (and recompute)
+    found = []
+    if mesh.cp > 1:  # keys and values gathered forward, their gradients reduce-scattered backward
+        kv = batch.micro_tokens * table.cp_elements_per_token() * WIRE_BYTES / mesh.tp  # the whole sequence's K, V
+        for kind in ("all-gather", "reduce-scatter"):
+            found.append(Collective("cp all-gather", kind, kv, topology["cp"], per_pass, "attention"))
+    shards = fsdp_shards(mesh)
+    if mesh.dp > 1:  # gradients all-reduced, bucket by bucket during the backward pass (over cp too without FSDP)
+        grads = local_params(model, mesh) * WIRE_BYTES / shards
+        group = (
+            topology["dp"] if shards > 1 or mesh.cp == 1 else group_topology(cluster, mesh.dp * mesh.cp, mesh.tp, count)
+        )
+        if zero == 2 and batch.micro_batches > 1:  # sharded gradients: each micro-batch's reduce-scattered
+            found.append(Collective("dp all-reduce", "reduce-scatter", grads, group, batch.micro_batches, "backward"))
+            found.append(Collective("dp all-reduce", "all-gather", grads, group, 1, "compute"))  # updated weights
+        else:  # an all-reduce, or ZeRO-1's reduce-scatter and all-gather of the same bytes
+            found.append(Collective("dp all-reduce", "all-reduce", grads, group, 1, "backward"))
+    if shards > 1:  # weights gathered for the passes, gradients reduce-scattered
+        shard_group = group_topology(cluster, shards, mesh.tp, count)
+        shard = local_params(model, mesh) * WIRE_BYTES
+        gathers, reduces = (1, 1) if keep_gathered else (2 * batch.micro_batches, batch.micro_batches)
+        name = "fsdp all-gather + reduce-scatter"
+        found.append(Collective(name, "all-gather", shard, shard_group, gathers, "compute"))
+        found.append(Collective(name, "reduce-scatter", shard, shard_group, reduces, "compute"))
+    if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
+        tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
+        calls = passes * TP_ALLREDUCES_PER_LAYER * per_pass
+        found.append(Collective("tp all-reduce", "all-reduce", tp_bytes, topology["tp"], calls))
+    if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
+        send = micro * table.pp_elements_per_token() * WIRE_BYTES / mesh.tp  # Megatron scatters over tp ranks
+        pipeline = batch.pipeline
+        fill, steady = 2 * (mesh.pp - 1) * pipeline.p2p_factor, 2 * batch.micro_batches * pipeline.p2p_factor
+        if "pp send/recv" in pipeline.hidden_comm:  # DualPipe overlaps them all
+            found.append(Collective("pp send/recv", "send", send, topology["pp"], fill + steady, "compute"))
+        elif pipeline.schedule == "interleaved-1f1b":  # Megatron overlaps the steady phase's (overlap_p2p_comm)
+            found.append(Collective("pp send/recv", "send", send, topology["pp"], fill))
+            found.append(Collective("pp send/recv", "send", send, topology["pp"], steady, "compute"))
+        else:
+            found.append(Collective("pp send/recv", "send", send, topology["pp"], fill + steady))
+    if mesh.ep > 1:  # dispatch and combine per MoE layer per pass; not overlapped
+        ep_group = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count)
+        routed = micro * table.ep_elements_per_token() * WIRE_BYTES
+        calls = passes * EP_ALL_TO_ALLS_PER_LAYER * per_pass
+        hidden = batch.pipeline is not None and "ep all-to-all" in batch.pipeline.hidden_comm
+        found.append(Collective("ep all-to-all", "all-to-all", routed, ep_group, calls, "compute" if hidden else None))
+    return found
+
+
+def train_step(
+    model: ModelShape,
+    cluster: Cluster,
+    mesh: Mesh,
+    global_batch_tokens: float,
+    seq_len: int,
+    micro_batch_tokens: float | None = None,
+    recompute: str = "selective",
+    *,
+    recipe: str | TrainingRecipe = "zero_mixed_adam",
+    dtype: str = "bf16",
+    interleave: int = 1,
+    usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
+    causal: bool | None = None,
+    efficiency: Efficiency | None = None,
+    zero: int = 0,
+    schedule: str | None = None,
+) -> TrainStep:
+    """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
+
+    ``global_batch_tokens`` per optimizer step in sequences of ``seq_len``; ``micro_batch_tokens`` per
+    data-parallel rank and micro-batch (default: the rank's whole batch, or one sequence under a pipeline).
+    ``interleave`` chunks per pipeline stage. ``zero`` (``ZERO_STAGES``) splits the training state over the dp
+    ranks as well (1: Megatron-LM's distributed optimizer; 2: the gradients too, reduce-scattered per micro-batch).
+    ``schedule`` (``hwlib.training.schedules.SCHEDULES``; default 1F1B, interleaved 1F1B where ``interleave`` > 1)
+    sets the pipeline's bubble, its in-flight activations, its weight copies and sends, and what it hides.
+    MFU counts the model's FLOPs without recomputation;
+    ``hardware_flops_utilization`` with it. ``causal`` defaults to the model's own; False computes the whole
+    attention score matrix, as kernels that mask it afterwards do. Raises ValueError for a mesh that does not
+    divide the model or the batch. The bound (``time_s``, ``mfu``) prices every FLOP at the peak; the forecast
+    (``forecast_time_s``, ``forecast_mfu``) at what kernels reach, ``efficiency`` overriding any assumption.
+    Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    """
+    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=8, tp=8)")
+    efficiency = require_efficiency(efficiency)
+    one_of("recompute", recompute, RECOMPUTE)
+    batch = split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave, schedule)
+    chip, count = cluster.chip, mesh.n_chips
+    peak = chip.peak(dtype)
+    table = model.table()
+    sequences = batch.tokens / batch.seq_len
+    attention = sequences * float(table.attention_flops(batch.seq_len, 0, causal))
+    model_flops = TRAINING_OVER_FORWARD * float(table.forward_flops(batch.tokens, attention))
+    extra = float(table.recompute_flops(batch.tokens, attention, recompute))
+    attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
+    zero = _zero(zero)
+    memory, room, keep_gathered = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero)
+    micro_tokens = batch.micro_tokens / mesh.cp
+    quantized = layer_quantization(chip, table, micro_tokens, mesh.tp) if efficiency.quantization else 1.0
+    work = Work(
+        parts={
+            "matmuls": Part((model_flops + extra - attention_passes * attention) / count, 0.0, "matmul", quantized),
+            "attention": Part(attention_passes * attention / count, 0.0, "attention"),
+        },
+        collectives=tuple(_collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero)),
+        bubble_share=batch.pipeline.bubble_share if batch.pipeline else 0.0,
+        elementwise_bytes=(TRAINING_OVER_FORWARD + (1.0 if recompute == "full" else 0.0))
+        * table.activation_elements_per_token()
+        * batch.tokens
+        / count
+        * WIRE_BYTES,
+        unmodelled=True,
+    )
+    priced = price(work, chip, dtype, efficiency)
+    compute = float(priced.compute_s)
+    time = float(priced.bound_s)
+    total = sum(memory.values())
+    fits = total <= room
+    forecast_time = priced.forecast_s
+    parts = priced.forecast_parts_s
+    forecast_parts = {
+        "matmuls": parts["matmuls"],
+        "attention": parts["attention"],
+        "elementwise": parts["elementwise"],
+        "pipeline bubble": parts["pipeline bubble"],
+        "exposed communication": sum(priced.forecast_exposed_s.values(), 0.0),
+        "overlap slowdown": parts["overlap slowdown"],
+        "unmodelled": parts["unmodelled"],
+    }
+    return TrainStep(
+        mesh=mesh,
+        n_chips=count,
+        time_s=time,
+        compute_time_s=compute,
+        bubble_time_s=float(priced.bound_parts_s["pipeline bubble"]),
+        comm_time_s={name: float(seconds) for name, seconds in priced.comm_s.items()},
+        exposed_comm_time_s={name: float(seconds) for name, seconds in priced.exposed_s.items()},
+        tokens_per_s=batch.tokens / time,
+        mfu=model_flops / (count * peak * time),
+        hardware_flops_utilization=(model_flops + extra) / (count * peak * time),
+        memory_parts=memory,
+        memory_per_chip_bytes=total,
+        usable_bytes=room,
+        fits=fits,
+        reason="" if fits else f"needs {total / 2**30:,.1f} GiB per chip, {room / 2**30:,.1f} GiB usable",
+        forecast_time_s=scalar_or_array(forecast_time),
+        forecast_tokens_per_s=scalar_or_array(batch.tokens / forecast_time),
+        forecast_mfu=scalar_or_array(model_flops / (count * peak * forecast_time)),
+        forecast_parts_s={name: scalar_or_array(seconds) for name, seconds in forecast_parts.items()},
+        time_upper_s=float(priced.no_overlap_s),
+        micro_batch_tokens=batch.micro_tokens,
+        recompute=recompute,
+        zero=zero,
+        interleave=batch.chunks,
+        schedule=batch.pipeline.schedule if batch.pipeline else "",
+    )
