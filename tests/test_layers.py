@@ -55,6 +55,7 @@ TOPICS = (
     "training.plan",
     "training.closed_forms",
     "training.squeeze",
+    "training.run",
     "calibration_fit",
 )
 LAYERS = ("bottom", "data", "topic", "measure", "viz", "top")

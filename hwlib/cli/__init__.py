@@ -236,6 +236,15 @@ def build_parser() -> argparse.ArgumentParser:
             "(default: the sourced records and the calibrated fit)",
         )
     train.add_argument(
+        "--tokens", type=count, metavar="N", help="a whole run of N tokens: its days and chip-hours (default: one step)"
+    )
+    train.add_argument(
+        "--critical-batch-tokens",
+        type=count,
+        metavar="N",
+        help="with --tokens as a target's E_min: the global batch (and mesh) that reaches it soonest",
+    )
+    train.add_argument(
         "--mesh",
         type=mesh,
         metavar="AXES",

@@ -14,6 +14,7 @@ import hwlib as hw
 from hwlib.cli.options import MESH_AXES, load_efficiency, load_model
 from hwlib.cli.report import Report, add_band, rate, seconds
 from hwlib.training.plan import best_step
+from hwlib.training.run import plan_run
 
 
 def _deployment(n_chips: int, chip: hw.Chip, usable: float) -> tuple[int | None, str]:
@@ -105,6 +106,30 @@ def _mesh_sizes(mesh: hw.Mesh) -> dict[str, int]:
     return {axis: getattr(mesh, axis) for axis in MESH_AXES}
 
 
+def _whole_run(fields: object, step: object, args: argparse.Namespace, run: object) -> None:
+    """A whole run's line: its tokens (a target's, with a critical batch), steps, days and chip-hours."""
+    tokens = run.tokens if run is not None else float(args.tokens)
+    steps = tokens / args.global_batch_tokens
+    forecast, bound = steps * float(step.forecast_time_s), steps * step.time_s
+    hours = {name: seconds_ * step.n_chips / 3600 for name, seconds_ in (("forecast", forecast), ("bound", bound))}
+    target = f" (to the target; the batch reaching it soonest, of {len(run.tried)} tried)" if run is not None else ""
+    fields.add(
+        (
+            "whole run",
+            f"{tokens:,.0f} tokens in {steps:,.0f} steps{target}: forecast {forecast / 86400:,.1f} days, "
+            f"{hours['forecast']:,.0f} chip-hours; bound {bound / 86400:,.1f} days",
+        ),
+        {
+            "run_tokens": tokens,
+            "run_steps": steps,
+            "forecast_run_time_s": forecast,
+            "forecast_chip_hours": hours["forecast"],
+            "bound_run_time_s": bound,
+            "bound_chip_hours": hours["bound"],
+        },
+    )
+
+
 def _micro_batch(sequences: float) -> str:
     return f"micro-batches of {sequences:g} sequence" + ("s" if sequences != 1 else "")
 
@@ -143,12 +168,29 @@ def run_train(args: argparse.Namespace) -> Report:
     model, cluster = load_model(args), hw.cluster(args.cluster)
     options = _step_options(args)
     batch = (args.global_batch_tokens, args.seq_len)
-    if args.mesh:
+    run = None
+    if args.critical_batch_tokens and not args.tokens:
+        raise ValueError("--critical-batch-tokens is a whole run's: add --tokens (the run's E_min)")
+    if args.critical_batch_tokens:  # the batch that reaches the target soonest, and its best mesh
+        if args.mesh:
+            raise ValueError("--critical-batch-tokens chooses the global batch and the mesh: drop --mesh")
+        run = plan_run(
+            model,
+            cluster,
+            args.chips or 1,
+            args.tokens,
+            args.seq_len,
+            critical_batch_tokens=args.critical_batch_tokens,
+            **options,
+        )
+        step, chosen, mesh = run.step, "the planner's best", run.step.mesh
+        args.global_batch_tokens = int(run.global_batch_tokens)
+    elif args.mesh:
         mesh = hw.Mesh(**args.mesh)
         if args.chips and mesh.n_chips != args.chips:
             raise ValueError(f"--mesh {args.mesh} has {mesh.n_chips:,} chips, --chips says {args.chips:,}")
         step, chosen = best_step(model, cluster, mesh, *batch, **options), "given"
-    else:
+    if run is None and not args.mesh:
         plan = hw.plan_training(model, cluster, *batch, args.chips or 1, **options)
         step, chosen = (plan.feasible or plan.meshes)[0].step, "the planner's best"
         if step is None:
@@ -201,6 +243,8 @@ def run_train(args: argparse.Namespace) -> Report:
         ),
         {"bound_mfu": step.mfu, "bound_time_s": step.time_s, "bound_tokens_per_s": step.tokens_per_s},
     )
+    if args.tokens:
+        _whole_run(fields, step, args, run)
     report.add_verdict(fields, "fits", f"yes: {memory} per chip", memory_per_chip_bytes=step.memory_per_chip_bytes)
     comm = report.table("communication", ("communication (bound)", "time", "not hidden"), align="lrr")
     for name, time in step.comm_time_s.items():
