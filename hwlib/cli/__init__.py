@@ -264,7 +264,7 @@ def build_parser() -> argparse.ArgumentParser:
             "--precision", choices=("bf16", "fp8"), default="bf16", help="the matmuls' dtype (default: bf16)"
         )
         parser_.add_argument(
-            "--interleave", type=count, metavar="V", default=1, help="chunks per pipeline stage (default: 1)"
+            "--interleave", type=count, metavar="V", help="chunks per pipeline stage (default: the planner's choice)"
         )
         parser_.add_argument(
             "--schedule",

@@ -143,7 +143,9 @@ def _chunks(step: object) -> str:
 def _step_options(args: argparse.Namespace) -> dict[str, object]:
     """The step options ``train`` and ``plan`` take: the forecast's overrides, the matmuls' dtype, the interleave,
     and each choice the caller fixes (the planner picks the others)."""
-    options = {"efficiency": load_efficiency(args), "dtype": args.precision, "interleave": args.interleave}
+    options = {"efficiency": load_efficiency(args), "dtype": args.precision}
+    if args.interleave:
+        options["interleave"] = args.interleave
     if args.schedule:
         options["schedule"] = args.schedule
     if args.micro_batch:

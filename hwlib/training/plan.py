@@ -206,7 +206,10 @@ class TrainingPlan:
 
 CHOICES = ("micro_batch_tokens", "recompute", "zero")
 """What the planner chooses for each mesh unless the caller fixes it: the micro-batch, the recomputation and the
-ZeRO stage over the dp ranks."""
+ZeRO stage over the dp ranks; under a pipeline also its interleaving (``INTERLEAVES``), unless an interleave or a
+schedule is given."""
+INTERLEAVES = (2, 4, 8)
+"""The chunks per pipeline stage the planner tries beside one (Megatron-LM's interleaved 1F1B)."""
 
 
 def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, options) -> PlannedMesh:
@@ -251,7 +254,45 @@ def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, option
     except ValueError as error:
         return PlannedMesh(mesh, None, str(error).split(": ", 1)[-1])
     best = min(steps, key=lambda step: (not step.fits, _seconds(step, by)))
+    if best.fits and mesh.pp > 1 and "interleave" not in options and "schedule" not in options:
+        best = _interleaved(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options)
     return PlannedMesh(mesh, best, best.reason)
+
+
+def _interleaved(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options) -> TrainStep:
+    """``best`` or, faster, the same choices with its pipeline interleaved (2, 4 or 8 chunks per stage, where the
+    layers, the micro-batches and the memory allow): a smaller bubble against more, partly hidden, sends."""
+    choice = (best.micro_batch_tokens, best.recompute)
+    for chunks in INTERLEAVES:
+        if mesh.pp * chunks > model.n_layers:
+            break
+        try:
+            parts, room = step_memory(
+                model,
+                cluster,
+                mesh,
+                global_batch_tokens,
+                seq_len,
+                *choice,
+                zero=best.zero,
+                **{**memory_options, "interleave": chunks},
+            )
+            if sum(parts.values()) > room:
+                break  # more chunks hold more in flight
+            step = train_step(
+                model,
+                cluster,
+                mesh,
+                global_batch_tokens,
+                seq_len,
+                *choice,
+                zero=best.zero,
+                **{**rest, "interleave": chunks},
+            )
+        except ValueError:  # the micro-batches are not a multiple of pp
+            break
+        best = min(best, step, key=lambda candidate: _seconds(candidate, by))
+    return best
 
 
 def best_step(

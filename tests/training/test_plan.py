@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
+from hwlib.training.plan import best_step
 from hwlib.training.step import ZERO_SHARDED, step_memory
 
 H100 = hw.cluster("hgx-h100-ndr")
@@ -105,3 +106,13 @@ def test_a_larger_global_batch_never_lowers_the_step_time(mesh, doubling):
     small = hw.train_step(LLAMA8, H100, mesh, batch, 4096, 4096)
     large = hw.train_step(LLAMA8, H100, mesh, 2 * batch, 4096, 4096)
     assert large.time_s >= small.time_s and large.forecast_time_s >= small.forecast_time_s
+
+
+def test_the_planner_interleaves_a_pipeline_where_that_is_faster():
+    mesh = hw.Mesh(dp=8, tp=8, pp=16)
+    plain = hw.train_step(LLAMA405, H100, mesh, 16 * 2**20, 8192, 8192, "full", zero=1)
+    chosen = best_step(LLAMA405, H100, mesh, 16 * 2**20, 8192)
+    assert chosen.interleave > 1 and chosen.schedule == "interleaved-1f1b"
+    assert chosen.forecast_time_s < plain.forecast_time_s and chosen.bubble_time_s < plain.bubble_time_s
+    fixed = best_step(LLAMA405, H100, mesh, 16 * 2**20, 8192, interleave=1)
+    assert fixed.interleave == 1 and fixed.schedule == "1f1b"
