@@ -7,6 +7,7 @@ a silent NaN or a traceback from deep inside numpy.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 
 import numpy as np
@@ -18,6 +19,10 @@ def describe(value: object) -> str:
     """``repr(value)``, cut to 60 characters for error messages."""
     text = repr(value)
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+_SCALARS = (int, float, np.float64, np.float32, np.int64, np.int32)
+"""Types checked as one number, without building an array."""
 
 
 def as_real_array(
@@ -37,6 +42,17 @@ def as_real_array(
     """
     if isinstance(value, (bool, np.bool_)) or value is None or isinstance(value, (str, bytes)):
         raise TypeError(f"{name} must be a real number or an array of them, got {describe(value)}")
+    if type(value) in _SCALARS:  # one number: the same checks without the array machinery
+        number = float(value)
+        if number != number:
+            raise ValueError(f"{name} must not be NaN, got {describe(value)}")
+        if not allow_inf and number in (math.inf, -math.inf):
+            raise ValueError(f"{name} must be finite, got {describe(value)}")
+        if minimum is not None and (number <= minimum if strictly_above else number < minimum):
+            raise ValueError(f"{name} must be {'>' if strictly_above else '>='} {minimum:g}, got {describe(value)}")
+        if integral and math.isfinite(number) and number != round(number):
+            raise ValueError(f"{name} must be a whole number, got {describe(value)}")
+        return np.float64(number)
     try:
         array = np.asarray(value)
     except Exception as error:  # ragged lists and other non-array input

@@ -11,6 +11,7 @@ network (DCN). Collective times are ``hw.collective_time_s`` on that topology. C
 
 from __future__ import annotations
 
+import functools
 from dataclasses import replace
 
 import numpy as np
@@ -85,6 +86,15 @@ def group_topology(cluster: Cluster, size: int, stride: int, n_chips: int, *, pi
     size, stride, n_chips = (
         whole_count(name, value) for name, value in (("size", size), ("stride", stride), ("n_chips", n_chips))
     )
+    if not isinstance(pipelined, bool):
+        raise TypeError(f"pipelined must be True or False, got {pipelined!r}")
+    return _placed_group(cluster, size, stride, n_chips, pipelined)
+
+
+@functools.lru_cache(maxsize=4096)
+def _placed_group(cluster: Cluster, size: int, stride: int, n_chips: int, pipelined: bool) -> object:
+    """``group_topology`` of checked arguments, each placement worked out once (a planner asks for the same
+    groups over and over)."""
     if stride * size > n_chips:
         raise ValueError(f"a group of {size} chips at stride {stride} needs {stride * size} chips; n_chips={n_chips}")
     if size == 1:

@@ -362,6 +362,7 @@ def test_explorers_import_only_what_viz_may():
         "base64",
         "collections",
         "contextlib",
+        "dataclasses",
         "io",
         "re",
         "ipywidgets",

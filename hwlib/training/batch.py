@@ -4,6 +4,7 @@ pipeline schedule's cost for them (``hwlib.training.schedules``). Chapter :ref:`
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from hwlib._checks import one_of, positive
@@ -71,9 +72,15 @@ def split_batch(
     if mesh.pp > 1:
         name = schedule or ("1f1b" if chunks == 1 else "interleaved-1f1b")
         try:
-            pipeline = pipeline_schedule(name, mesh.pp, micro_batches, chunks)
+            pipeline = _schedule(name, mesh.pp, micro_batches, chunks)
         except ValueError as error:
             raise ValueError(f"mesh {mesh}: {error}") from error
         if pipeline.model_chunks > model.n_layers:
             raise ValueError(f"mesh {mesh}: {name} cuts the {model.n_layers} layers into {pipeline.model_chunks}")
     return Batch(sequence, batch_sequences * sequence, rank_tokens, micro, micro_batches, chunks, pipeline)
+
+
+@functools.lru_cache(maxsize=4096)
+def _schedule(name: str, pp: int, micro_batches: int, chunks: int) -> PipelineCost:
+    """``pipeline_schedule`` of one pipeline, worked out once (a planner asks for the same ones over and over)."""
+    return pipeline_schedule(name, pp, micro_batches, chunks)

@@ -247,10 +247,12 @@ def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, option
                 break
         if not chosen:
             chosen = [(micros[0], recomputes[-1], zeros[-1])]
-        steps = [
-            train_step(model, cluster, mesh, global_batch_tokens, seq_len, micro, recompute, zero=zero, **rest)
-            for micro, recompute, zero in chosen
-        ]
+        steps = []
+        for micro, recompute, zero in chosen:  # larger micro-batches help until they do not
+            step = train_step(model, cluster, mesh, global_batch_tokens, seq_len, micro, recompute, zero=zero, **rest)
+            if steps and step.fits and _seconds(step, by) > _seconds(steps[-1], by):
+                break
+            steps.append(step)
     except ValueError as error:
         return PlannedMesh(mesh, None, str(error).split(": ", 1)[-1])
     best = min(steps, key=lambda step: (not step.fits, _seconds(step, by)))
@@ -291,7 +293,9 @@ def _interleaved(model, cluster, mesh, global_batch_tokens, seq_len, by, best, r
             )
         except ValueError:  # the micro-batches are not a multiple of pp
             break
-        best = min(best, step, key=lambda candidate: _seconds(candidate, by))
+        if _seconds(step, by) >= _seconds(best, by):
+            break  # more chunks help until their sends outweigh the bubble they save
+        best = step
     return best
 
 

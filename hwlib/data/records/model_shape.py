@@ -227,7 +227,11 @@ class ModelShape:
     def table(self) -> TransformerTable:
         """The one transformer table of this shape: every count per layer and per part
         (``hwlib.data.records.transformer_table``). Chapter :ref:`ch-counting`."""
-        return TransformerTable(self)
+        cached = self.__dict__.get("_table")
+        if cached is None:  # built once: a planner reads it thousands of times
+            cached = TransformerTable(self)
+            object.__setattr__(self, "_table", cached)
+        return cached
 
     def param_breakdown(self, active: bool = False) -> dict[str, float]:
         """Parameters by part: "embedding", "positions", "attention", "mlp" (dense) or "experts" and "router"

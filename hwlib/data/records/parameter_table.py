@@ -134,9 +134,15 @@ class ParameterTable:
         experts" and "router" (MoE layers), "norms", the head ("lm_head", or "classifier"; none for a headless
         model) and "vision" (a vision tower). ``active=True`` counts what one text token uses: its routed experts, no
         vision tower."""
-        model = self._structured()
         if not isinstance(active, bool):
             raise TypeError(f"active must be True or False, got {active!r}")
+        counted = self.__dict__.setdefault("_params", {})
+        if active not in counted:
+            object.__setattr__(self, "_params", {**counted, active: self._count_params(active)})
+        return dict(self.__dict__["_params"][active])
+
+    def _count_params(self, active: bool) -> dict[str, float]:
+        model = self._structured()
         d = self.d_model
         moe_layers = self.n_moe_layers
         dense_layers = model.n_layers - moe_layers

@@ -131,9 +131,11 @@ class TransformerTable(ParameterTable):
         return scalar_or_array(self._held(context) * self.kv_elements_per_layer() * dtype_bytes(dtype))
 
     def _windows(self) -> tuple[tuple[float, int], ...]:
-        """(window, how many layers have it) for each distinct window (0: global attention)."""
-        values, counts = np.unique(self.windows, return_counts=True)
-        return tuple(zip(values.tolist(), counts.tolist()))
+        """(window, how many layers have it) for each distinct window (0: global attention), found once."""
+        if "_window_groups" not in self.__dict__:
+            values, counts = np.unique(self.windows, return_counts=True)
+            object.__setattr__(self, "_window_groups", tuple(zip(values.tolist(), counts.tolist())))
+        return self.__dict__["_window_groups"]
 
     def _held(self, context: np.ndarray) -> np.ndarray:
         """Tokens the layers' caches hold at ``context``, summed over the layers: each at most its window."""

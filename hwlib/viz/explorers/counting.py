@@ -7,6 +7,7 @@ Every number comes from the changed :class:`~hwlib.data.records.ModelShape` (``p
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 
 import ipywidgets as widgets
@@ -123,7 +124,7 @@ class ModelShapeExplorer(Explorer):
         record, scale, kv = self.model.value, self.d_ff_scale.value, self.n_kv_heads.value
         if scale == 1.0 and kv == record.n_kv_heads:
             return record
-        fields = dict(vars(record))
+        fields = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
         width = "d_ff_expert" if record.is_moe else "d_ff"
         fields[width] = max(1, round(fields[width] * scale))
         fields.update(key=f"{record.key}-changed", name=f"{record.name}, changed", n_kv_heads=kv, n_params=None)
@@ -171,7 +172,7 @@ class ModelShapeExplorer(Explorer):
     def _extremes(self) -> tuple[float, float]:
         """Largest parameter count (B) and training GFLOP per token the controls can reach for this model."""
         record, high = self.model.value, D_FF_SCALES[1]
-        fields = dict(vars(record))
+        fields = {field.name: getattr(record, field.name) for field in dataclasses.fields(record)}
         width = "d_ff_expert" if record.is_moe else "d_ff"
         fields.update({width: round(fields[width] * high), "n_kv_heads": record.n_heads, "n_params": None})
         widest = ModelShape(**fields)
