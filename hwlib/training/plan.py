@@ -172,11 +172,13 @@ PLAN_ORDERS = ("forecast", "bound")
 @dataclass(frozen=True)
 class TrainingPlan:
     """Every candidate mesh of a cluster for one training step, feasible ones first by forecast step time (or by
-    the bound's, ``by``) in ``meshes``, ``feasible`` those that fit; ``to_frame()`` is the table a chapter shows.
+    the bound's, ``by``) in ``meshes``, ``feasible`` those that fit, for sequences of ``seq_len`` tokens;
+    ``to_frame()`` is the table a chapter shows.
     Chapters :ref:`ch-sharding` and :ref:`ch-forecast`."""
 
     meshes: tuple[PlannedMesh, ...]
     by: str = "forecast"
+    seq_len: int = 1
 
     @property
     def feasible(self) -> tuple[PlannedMesh, ...]:
@@ -184,7 +186,7 @@ class TrainingPlan:
 
     def to_frame(self) -> object:
         """A pandas DataFrame, one row per mesh (index: the mesh): the bound's step (s), tokens/s and MFU (%), the
-        forecast's step and MFU, memory per chip (GiB), whether it fits and why not."""
+        forecast's step and MFU, the planner's choices, memory per chip (GiB), whether it fits and why not."""
         import pandas as pd
 
         rows = [
@@ -195,6 +197,10 @@ class TrainingPlan:
                 "MFU (%)": 100 * planned.step.mfu if planned.step else None,
                 "forecast step (s)": float(planned.step.forecast_time_s) if planned.step else None,
                 "forecast MFU (%)": 100 * float(planned.step.forecast_mfu) if planned.step else None,
+                "micro-batch (sequences)": planned.step.micro_batch_tokens / self.seq_len if planned.step else None,
+                "recompute": planned.step.recompute if planned.step else None,
+                "ZeRO over dp": planned.step.zero if planned.step else None,
+                "chunks per stage": planned.step.interleave if planned.step else None,
                 "memory per chip (GiB)": planned.step.memory_per_chip_bytes / GiB if planned.step else None,
                 "fits": planned.fits,
                 "why not": planned.reason,
@@ -354,4 +360,4 @@ def plan_training(
     def seconds(planned: PlannedMesh) -> float:
         return float("inf") if planned.step is None else _seconds(planned.step, by)
 
-    return TrainingPlan(tuple(sorted(planned, key=lambda p: (not p.fits, seconds(p)))), by)
+    return TrainingPlan(tuple(sorted(planned, key=lambda p: (not p.fits, seconds(p)))), by, int(seq_len))
