@@ -222,11 +222,13 @@ def test_the_optimum_splits_every_chip_and_beats_every_power_of_two(batch, n_chi
 
 
 @settings(max_examples=60, deadline=None)
-@given(batch=batches, n_chips=chip_counts, d_ff=widths)
-def test_compute_bound_exactly_above_the_threshold(batch, n_chips, d_ff):
+@given(
+    n_chips=st.integers(min_value=2, max_value=100_000), d_ff=widths, share=st.floats(min_value=0.01, max_value=0.99)
+)
+def test_compute_bound_exactly_above_the_threshold(n_chips, d_ff, share):
+    unclipped = 1 + share * (n_chips - 1)  # an optimum strictly inside (1, n_chips): the batch that gives it
+    batch = unclipped**2 * d_ff / (2 * n_chips)
     best = hw.fsdp_tp_optimum(batch, n_chips, with_d_ff(d_ff), V5P)
-    unclipped = math.sqrt(2 * batch * n_chips / d_ff)
-    assume(1 < unclipped < n_chips)
     ratio = best.batch_per_chip / best.comm_bound_batch_per_chip
     assume(abs(ratio - 1) > 1e-9)
     assert best.compute_bound == (ratio > 1)
