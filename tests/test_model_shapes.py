@@ -48,16 +48,22 @@ def test_shapes_are_consistent():
         sets_head_dim = ("gemma", "palm", "deepseek", "qwen3", "llama-4")  # head_dim given apart from d_model
         if record.d_model is not None and not record.key.startswith(sets_head_dim):
             assert record.n_heads * record.head_dim == record.d_model, record
-        assert record.n_params.unit == "parameters" and record.source and record.read_on in ("2026-11-30", "2026-12-02")
+        assert (
+            record.n_params.unit == "parameters"
+            and record.source
+            and record.read_on in ("2026-11-30", "2026-12-02", "2026-12-06")
+        )
         cached = 2 * record.n_kv_heads * record.head_dim if record.mla is None else record.mla.cache_width
         assert hw.kv_cache_bytes(1, record, dtype="bf16") == record.n_layers * cached * 2
         if record.d_model is not None:
             assert record.weight_bytes("bf16") == 2 * record.params()
         assert hw.model(record.key) is record and hw.model(record.name) is record
-    published = [record for record in hw.models() if not record.key.startswith(("doc000", "doc002", "gpt-3", "palm"))]
+    from_papers = ("doc000", "doc002", "gpt-3", "palm", "llama-65b")
+    published = [record for record in hw.models() if not record.key.startswith(from_papers)]
     assert all(record.source.startswith(("https://huggingface.co/", "config.json read from ")) for record in published)
     assert hw.model("gpt-3-175b").source.startswith("Brown et al. 2020")
     assert hw.model("palm-540b").source.startswith("Chowdhery et al. 2022")
+    assert hw.model("llama-65b").source.startswith("Touvron et al. 2023")
 
 
 def test_palm_540b_is_counted_as_its_paper_counts_it():

@@ -45,3 +45,9 @@ DCN_STEP_LATENCY = literature.NET_RING_STEP_LATENCY
 """Latency of one step of a collective over the data-centre network between TPU slices (s): no Google page states
 it, so hwlib takes NCCL's model of one ring step over an InfiniBand or RoCE network (2.7 us). A DCN step is staged
 through the hosts (chip, PCIe, NIC and back), so it is likely slower: the smaller figure keeps a bound a bound."""
+
+ACTIVATION_OFFLOAD_LAYERS_ON_CHIP = 2
+"""Layers whose kept activations stay in HBM when the activations are offloaded to the host (``hw.Offload``): the
+layer computing and the one whose activations are on the host link, double-buffered as offloading runtimes do
+(Transformer Engine's CPU offload context, DeepSpeed's activation checkpointing to the CPU). Everything else waits
+in host memory; one layer more or less moves little beside a whole stage's activations."""

@@ -1,4 +1,5 @@
-"""Published model shapes that their papers give (the models publish no config.json): GPT-3 175B and PaLM 540B.
+"""Published model shapes that their papers give (the models publish no config.json): GPT-3 175B, PaLM 540B and
+LLaMA 65B.
 
 Explained in the chapters :ref:`ch-counting` and :ref:`ch-serving` (PaLM 540B's decode on 64 TPU v4 chips).
 """
@@ -72,6 +73,35 @@ PAPER_SHAPES: tuple[ModelShape, ...] = (
         "one weight vector, counted as an RMSNorm's). The vocabulary is '256k tokens'; Google's code "
         "has 256128, which changes the count by 2.4 million. 48 heads of 256 make a query width of 12288, not "
         "d_model; Pope et al. padded them to 64 for inference on 64 TPU v4 chips.",
+    ),
+    ModelShape(
+        key="llama-65b",
+        name="LLaMA 65B",
+        n_layers=80,
+        d_model=8192,
+        n_heads=64,
+        n_kv_heads=64,
+        head_dim=128,
+        d_ff=22016,
+        mlp="gated",
+        vocab=32000,
+        norm="rmsnorm",
+        n_params=cite(
+            "Touvron et al., 'LLaMA: Open and Efficient Foundation Language Models', arXiv:2302.13971, Table 2",
+            read_on="2026-12-06",
+        )(
+            65.2e9,
+            "parameters",
+            "65.2B | 8192 | 64 | 80",
+            "Parameters, dimension, heads and layers; the shape counts 65.29 billion.",
+        ),
+        source="Touvron et al. 2023, arXiv:2302.13971, Table 2 and Sec. 2.2 (pre-normalization with RMSNorm, "
+        "SwiGLU 'with a dimension of 2/3 4d', rotary embeddings); facebookresearch/llama, llama/model.py "
+        "(FeedForward: 'hidden_dim = int(2 * hidden_dim / 3)', rounded up to multiple_of=256: 22016) and its "
+        "32,000-token SentencePiece vocabulary",
+        read_on="2026-12-06",
+        note="Multi-head attention of 64 heads of 128, untied input and output embeddings. The base of QLoRA's "
+        "Guanaco 65B (Dettmers et al. 2023, arXiv:2305.14314).",
     ),
 )
 """The shapes read from papers, each with the paper's own count."""

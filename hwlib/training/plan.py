@@ -214,6 +214,8 @@ CHOICES = ("micro_batch_tokens", "recompute", "zero")
 """What the planner chooses for each mesh unless the caller fixes it: the micro-batch, the recomputation and the
 ZeRO stage over the dp ranks; under a pipeline also its interleaving (``INTERLEAVES``), unless an interleave or a
 schedule is given."""
+MEMORY_OPTIONS = ("recipe", "interleave", "schedule", "usable_fraction", "adapter", "offload", "fp8", "dtype")
+"""The step options that change its memory, which the planner's memory checks take too."""
 INTERLEAVES = (2, 4, 8)
 """The chunks per pipeline stage the planner tries beside one (Megatron-LM's interleaved 1F1B)."""
 
@@ -233,9 +235,7 @@ def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, option
         micros = [2**k * seq_len for k in range(8) if 2**k <= largest and sequences % 2**k == 0] or [None]
     recomputes = [fixed["recompute"]] if "recompute" in fixed else list(RECOMPUTE)
     zeros = [fixed["zero"]] if "zero" in fixed else ([1, 2] if mesh.dp > 1 else [0])
-    memory_options = {
-        name: rest[name] for name in ("recipe", "interleave", "schedule", "usable_fraction") if name in rest
-    }
+    memory_options = {name: rest[name] for name in MEMORY_OPTIONS if name in rest}
     frugal = [(r, z) for r in recomputes for z in zeros]  # each costs more time and less memory than the last
     chosen, start = [], 0
     try:

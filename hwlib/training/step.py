@@ -22,7 +22,8 @@ the fsdp x cp ranks (ZeRO-3, as torchtitan folds the context-parallel ranks into
 plain data parallelism, dp > 1 without fsdp, the weights stay whole on the context-parallel ranks); the
 activations of the micro-batches in flight (``hw.activation_bytes``).
 FSDP gathers the weights once per step where they fit beside the rest, else for every micro-batch's
-forward and backward.
+forward and backward. Fine-tuning (LoRA, QLoRA), offload to the host and FP8 training's costs are options of the
+same step (``hwlib.training.savers``).
 Chapter :ref:`ch-sharding`.
 """
 
@@ -44,7 +45,10 @@ from hwlib.memory import usable_bytes
 from hwlib.placement import group_topology
 from hwlib.pricing import Collective, Part, Work, price
 from hwlib.training.batch import split_batch
+from hwlib.training.finetune import LoRA, step_flops
+from hwlib.training.fp8 import FP8Scaling
 from hwlib.training.mesh import WIRE_BYTES, Mesh, fsdp_shards, local_params, stride_groups
+from hwlib.training.savers import HOST_PART, Offload, gathered_bytes, offload_memory, saved_state, saver_work, savers_of
 from hwlib.training.zero import chip_bytes
 
 STEP_PARTS = (
@@ -56,8 +60,12 @@ STEP_PARTS = (
     "dp all-reduce",
     "pp send/recv",
     "ep all-to-all",
+    HOST_PART,
 )
-"""The parts of a step's time: compute, the pipeline bubble, then each collective's exposed time."""
+"""The parts of a step's time: compute, the pipeline bubble, then each collective's exposed time (the host link's
+copies under ``offload`` last)."""
+SAVER_PARTS = ("dequantize", "fp8 scaling")
+"""Work parts of HBM bytes that fine-tuning and FP8 add; the forecast reports them with the elementwise passes."""
 TP_PASSES = 2
 """Passes over a micro-batch that run the tensor-parallel all-reduces: forward and backward."""
 TP_PASSES_FULL_RECOMPUTE = 3
@@ -73,8 +81,8 @@ class TrainStep:
     fields price the same step at the efficiencies kernels reach (``hw.Efficiency``); ``forecast_parts_s``
     splits its time into ``hwlib.training.forecast.FORECAST_PARTS``; ``time_upper_s`` is the no-overlap bound. The
     step's choices: ``micro_batch_tokens`` per data-parallel rank, ``recompute``, ``zero`` over the dp ranks and
-    ``interleave`` chunks per pipeline stage and its ``schedule`` ("" without a pipeline). Chapters
-    :ref:`ch-sharding` and :ref:`ch-forecast`.
+    ``interleave`` chunks per pipeline stage and its ``schedule`` ("" without a pipeline); ``host_memory_bytes``
+    what ``offload`` keeps in host memory per chip. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
 
     mesh: Mesh
@@ -102,6 +110,7 @@ class TrainStep:
     zero: int = 0
     interleave: int = 1
     schedule: str = ""
+    host_memory_bytes: float = 0.0
 
     @property
     def parts_s(self) -> dict[str, float]:
@@ -118,8 +127,9 @@ ZERO_SHARDED = {0: (), 1: ("master", "optimizer"), 2: ("master", "optimizer", "g
 """The parts of the training state each ZeRO stage splits over the dp ranks."""
 
 
-def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero) -> tuple[dict, float, bool]:
-    """(bytes per chip by part, usable bytes, whether FSDP can keep the gathered weights for the whole step)."""
+def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved) -> tuple:
+    """(bytes per chip by part, usable bytes, whether FSDP can keep the gathered weights for the whole step, bytes
+    offloaded to the host) under the step's ``saved`` (``hwlib.training.savers.Savers``)."""
     in_flight = batch.pipeline.in_flight if batch.pipeline else 1  # the schedule's most loaded stage
     parts = chip_bytes(
         model,
@@ -135,14 +145,15 @@ def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero) 
         in_flight=in_flight,
         recompute=recompute,
     )
+    parts = saved_state(parts, model, mesh, recipe, saved)
     for name in ZERO_SHARDED[zero]:  # ZeRO over the dp ranks, on top of FSDP's split
         parts[name] = parts[name] / mesh.dp
     copies = batch.pipeline.weight_copies if batch.pipeline else 1  # DualPipe holds two stages' parameters
     for name in TRAINING_PARTS:
         parts[name] = parts[name] * copies
+    parts, host = offload_memory(parts, saved.offload, model.n_layers / mesh.pp * in_flight)
     room = float(usable_bytes(chip, usable_fraction))
-    gathered = local_params(model, mesh) * WIRE_BYTES * (1 - 1 / fsdp_shards(mesh))
-    return parts, room, sum(parts.values()) + gathered <= room
+    return parts, room, sum(parts.values()) + gathered_bytes(model, mesh, saved) <= room, host
 
 
 def step_memory(
@@ -159,12 +170,18 @@ def step_memory(
     interleave: int = 1,
     schedule: str | None = None,
     usable_fraction: float = assumptions.USABLE_HBM_FRACTION,
+    adapter: LoRA | None = None,
+    offload: Offload | None = None,
+    fp8: str | FP8Scaling | None = None,
+    dtype: str = "bf16",
 ) -> tuple[dict, float]:
     """The bytes per chip by part of ``train_step`` with these arguments, and the usable bytes, without pricing the
     step (the planner's check of which choices fit). Chapter :ref:`ch-sharding`."""
     one_of("recompute", recompute, RECOMPUTE)
+    saved = savers_of(model, adapter, offload, fp8, dtype)
     batch = split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave, schedule)
-    parts, room, _ = _memory(model, recipe, mesh, batch, recompute, cluster.chip, usable_fraction, _zero(zero))
+    chip, zero = cluster.chip, _zero(zero)
+    parts, room, _, _ = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved)
     return parts, room
 
 
@@ -252,6 +269,9 @@ def train_step(
     efficiency: Efficiency | None = None,
     zero: int = 0,
     schedule: str | None = None,
+    adapter: LoRA | None = None,
+    offload: Offload | None = None,
+    fp8: str | FP8Scaling | None = None,
 ) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
 
@@ -266,32 +286,42 @@ def train_step(
     attention score matrix, as kernels that mask it afterwards do. Raises ValueError for a mesh that does not
     divide the model or the batch. The bound (``time_s``, ``mfu``) prices every FLOP at the peak; the forecast
     (``forecast_time_s``, ``forecast_mfu``) at what kernels reach, ``efficiency`` overriding any assumption.
-    Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    ``adapter`` (``hw.LoRA``) fine-tunes adapters on a frozen base (``hwlib.training.finetune``; MFU then counts
+    the FLOPs LoRA needs: the base's forward and input gradients, the adapters' passes, the attention);
+    ``offload`` (``hw.Offload``) keeps the optimizer state or the activations in host memory; ``fp8`` (a key of
+    ``hwlib.training.fp8.FP8_SCALINGS``, with ``dtype="fp8"``) adds FP8 training's casts, cached weights and fp8
+    all-gathers (``hwlib.training.savers``). Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
     mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=8, tp=8)")
     efficiency = require_efficiency(efficiency)
     one_of("recompute", recompute, RECOMPUTE)
+    saved = savers_of(model, adapter, offload, fp8, dtype)
     batch = split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave, schedule)
     chip, count = cluster.chip, mesh.n_chips
     peak = chip.peak(dtype)
     table = model.table()
     sequences = batch.tokens / batch.seq_len
     attention = sequences * float(table.attention_flops(batch.seq_len, 0, causal))
-    model_flops = TRAINING_OVER_FORWARD * float(table.forward_flops(batch.tokens, attention))
-    extra = float(table.recompute_flops(batch.tokens, attention, recompute))
+    model_flops, extra = step_flops(model, batch.tokens, attention, recompute, saved.adapter)
     attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
     zero = _zero(zero)
-    memory, room, keep_gathered = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero)
+    memory, room, keep_gathered, host = _memory(
+        model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved
+    )
     micro_tokens = batch.micro_tokens / mesh.cp
     quantized = layer_quantization(chip, table, micro_tokens, mesh.tp) if efficiency.quantization else 1.0
+    found = _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero)
+    names = (("fsdp all-gather + reduce-scatter", "dp all-reduce"), "fsdp all-gather + reduce-scatter")  # grads, FSDP
+    added, found = saver_work(model, cluster, mesh, batch, recipe, recompute, zero, saved, found, names)
     work = Work(
         parts={
             "matmuls": Part((model_flops + extra - attention_passes * attention) / count, 0.0, "matmul", quantized),
             "attention": Part(attention_passes * attention / count, 0.0, "attention"),
+            **added,
         },
-        collectives=tuple(_collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero)),
+        collectives=tuple(found),
         bubble_share=batch.pipeline.bubble_share if batch.pipeline else 0.0,
         elementwise_bytes=(TRAINING_OVER_FORWARD + (1.0 if recompute == "full" else 0.0))
         * table.activation_elements_per_token()
@@ -301,7 +331,7 @@ def train_step(
         unmodelled=True,
     )
     priced = price(work, chip, dtype, efficiency)
-    compute = float(priced.compute_s)
+    compute = max(float(priced.compute_s), float(priced.memory_s))  # the roofline of the chip's work
     time = float(priced.bound_s)
     total = sum(memory.values())
     fits = total <= room
@@ -310,7 +340,7 @@ def train_step(
     forecast_parts = {
         "matmuls": parts["matmuls"],
         "attention": parts["attention"],
-        "elementwise": parts["elementwise"],
+        "elementwise": parts["elementwise"] + sum(parts[name] for name in SAVER_PARTS if name in parts),
         "pipeline bubble": parts["pipeline bubble"],
         "exposed communication": sum(priced.forecast_exposed_s.values(), 0.0),
         "overlap slowdown": parts["overlap slowdown"],
@@ -342,4 +372,5 @@ def train_step(
         zero=zero,
         interleave=batch.chunks,
         schedule=batch.pipeline.schedule if batch.pipeline else "",
+        host_memory_bytes=host,
     )
