@@ -773,3 +773,19 @@ def test_plan_shows_each_meshs_choices():
     row = data["meshes"][0]
     assert {"micro_batch_sequences", "recompute", "zero", "mesh", "fits", "reason"} <= set(row)
     assert row["recompute"] in ("none", "selective", "full") and row["zero"] in (0, 1, 2)
+
+
+def test_train_fine_tunes_with_lora_or_qlora_and_offloads():
+    args = ("train", "--model", "llama-3-70b", "--cluster", "hgx-h100-ndr", "--chips", "8")
+    batch = ("--global-batch-tokens", "65536", "--seq-len", "8192")
+    full = cli(*args, *batch)
+    assert full.returncode == 1  # full fine-tuning of 70B does not fit one node
+    lora = json.loads(ok(*args, *batch, "--lora", "16", "--json"))
+    plan = hw.plan_training(
+        hw.model("llama-3-70b"), hw.cluster("hgx-h100-ndr"), 65536, 8192, 8, adapter=hw.LoRA(rank=16)
+    )
+    assert lora["fits"] and lora["forecast_time_s"] == pytest.approx(float(plan.feasible[0].step.forecast_time_s))
+    text = ok(*args, *batch, "--qlora", "64", "--offload", "optimizer")
+    assert "LoRA adapters of rank 64 on a frozen NF4 (QLoRA) base, optimizer offloaded to the host" in text
+    both = cli(*args, *batch, "--lora", "8", "--qlora", "8")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr

@@ -266,6 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
         parser_.add_argument(
             "--interleave", type=count, metavar="V", help="chunks per pipeline stage (default: the planner's choice)"
         )
+        tuned = parser_.add_mutually_exclusive_group()
+        tuned.add_argument("--lora", type=count, metavar="RANK", help="fine-tune LoRA adapters of RANK on a bf16 base")
+        tuned.add_argument("--qlora", type=count, metavar="RANK", help="fine-tune LoRA adapters of RANK on an NF4 base")
+        parser_.add_argument(
+            "--offload",
+            choices=("optimizer", "activations", "both"),
+            help="keep the optimizer state, the activations or both in host memory (default: none)",
+        )
         parser_.add_argument(
             "--schedule",
             choices=hw.training.schedules.SCHEDULES,

@@ -130,6 +130,17 @@ def _whole_run(fields: object, step: object, args: argparse.Namespace, run: obje
     )
 
 
+def _tuning(args: argparse.Namespace) -> str:
+    """The fine-tuning and offload options in words ("" for neither)."""
+    words = ""
+    if args.lora or args.qlora:
+        base = "bf16" if args.lora else "NF4 (QLoRA)"
+        words += f", LoRA adapters of rank {args.lora or args.qlora} on a frozen {base} base"
+    if args.offload:
+        words += f", {args.offload.replace('both', 'optimizer and activations')} offloaded to the host"
+    return words
+
+
 def _micro_batch(sequences: float) -> str:
     return f"micro-batches of {sequences:g} sequence" + ("s" if sequences != 1 else "")
 
@@ -148,6 +159,12 @@ def _step_options(args: argparse.Namespace) -> dict[str, object]:
         options["interleave"] = args.interleave
     if args.schedule:
         options["schedule"] = args.schedule
+    if args.lora or args.qlora:
+        options["adapter"] = hw.LoRA(rank=args.lora or args.qlora, base_dtype="bf16" if args.lora else "nf4")
+    if args.offload:
+        options["offload"] = hw.Offload(
+            optimizer=args.offload in ("optimizer", "both"), activations=args.offload in ("activations", "both")
+        )
     if args.micro_batch:
         options["micro_batch_tokens"] = args.micro_batch * args.seq_len
     if args.recompute:
@@ -205,7 +222,7 @@ def run_train(args: argparse.Namespace) -> Report:
             f"{args.global_batch_tokens:,} tokens of sequences of {args.seq_len:,}",
             f"{_micro_batch(step.micro_batch_tokens / args.seq_len)}, "
             f"{step.recompute.replace('none', 'no')} recomputation, ZeRO-{step.zero} over dp, {_chunks(step)}, "
-            f"{args.precision} matmuls",
+            f"{args.precision} matmuls{_tuning(args)}",
         ],
         {
             **_train_inputs(args, model, cluster),
