@@ -14,7 +14,7 @@ its memory per chip. Per chip and step:
   interleaved 1F1B, whose v chunks per stage send v times as often, the steady phase's overlap compute
   (Megatron-Core's ``overlap_p2p_comm``: "NeMo supports the overlap of the PP communications with non-dependant
   computations in the 1F1B stage ... The PP communications in pipeline fill and flush are still exposed", NeMo's
-  communication-overlap guide, docs/source/features/optimizations/communication_overlap.rst, read 2026-12-06),
+  guide "Communication Overlap" in the NVIDIA/NeMo repository, read 2026-12-06),
   and DualPipe hides them all.
 
 Memory per chip: the training state after sharding over tp x pp (experts over ep as well) and over
