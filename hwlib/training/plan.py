@@ -256,8 +256,8 @@ def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, option
         steps = []
         for micro, recompute, zero in chosen:  # larger micro-batches help until they do not
             step = train_step(model, cluster, mesh, global_batch_tokens, seq_len, micro, recompute, zero=zero, **rest)
-            if steps and step.fits and _seconds(step, by) > _seconds(steps[-1], by):
-                break
+            if steps and step.fits and _seconds(step, by) >= _seconds(steps[-1], by):
+                break  # no faster: the smaller micro-batch, which holds less, stays
             steps.append(step)
     except ValueError as error:
         return PlannedMesh(mesh, None, str(error).split(": ", 1)[-1])
