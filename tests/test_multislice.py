@@ -143,7 +143,9 @@ def test_palm_540b_on_two_v4_pods_is_below_its_bound():
     bound, step = training_run_bound(run)
     measured = float(run.measured.value)
     assert measured == pytest.approx(238.3e3 / 6144)
-    assert measured < bound < 1.25 * measured  # the bound brackets the run from above
+    assert measured < bound < 1.4 * measured  # the bound brackets the run from above
+    # one model-parallel all-reduce per parallel layer: the forecast is below the run, by less than a third
+    assert 0.7 * measured < training_run_forecast(run) < measured
     # counted as the paper counts (the whole score matrix), the run's 238.3K tokens/s is its 46.2% MFU
     assert step.mfu * measured / bound == pytest.approx(0.462, abs=0.001)
     assert training_run_forecast(run) <= bound and step.forecast_mfu < step.mfu

@@ -243,3 +243,20 @@ def test_a_forecast_waterfall_adds_up_from_its_bound_to_its_forecast(run):
     seconds = hw.viz.forecast_waterfall(run)["seconds"]
     terms = seconds.drop(["bound", "forecast", "left unexplained", "measured"])
     assert seconds["bound"] + terms.sum() == pytest.approx(seconds["forecast"], rel=1e-9)
+
+
+def test_a_parallel_block_reduces_once_a_layer_where_megatrons_layer_reduces_twice():
+    import dataclasses
+
+    palm = hw.model("palm-540b")
+    serial = dataclasses.replace(palm, parallel_block=False)
+    assert palm.parallel_block and (palm.table().tp_allreduces_per_layer, serial.table().tp_allreduces_per_layer) == (
+        1,
+        2,
+    )
+    v4 = hw.cluster("tpu-v4")
+    mesh = hw.Mesh(fsdp=64, tp=8)
+    one, two = (hw.train_step(m, v4, mesh, 512 * 2048, 2048, 2048) for m in (palm, serial))
+    assert one.comm_time_s["tp all-reduce"] == pytest.approx(two.comm_time_s["tp all-reduce"] / 2, rel=1e-12)
+    once, twice = (hw.inference_step(m, v4, 64, 2048, 1, 8) for m in (palm, serial))
+    assert once.comm_time_s == pytest.approx(twice.comm_time_s / 2, rel=1e-12)

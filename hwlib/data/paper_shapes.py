@@ -53,6 +53,7 @@ PAPER_SHAPES: tuple[ModelShape, ...] = (
         tied_embeddings=True,
         norm="rmsnorm",
         norms_per_layer=1,
+        parallel_block=True,
         n_params=cite(
             "Chowdhery et al., 'PaLM: Scaling Language Modeling with Pathways', arXiv:2204.02311, Table 1 "
             "(read in a stored extraction of https://ar5iv.labs.arxiv.org/html/2204.02311)"

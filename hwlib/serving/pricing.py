@@ -14,7 +14,7 @@ import numpy as np
 
 from hwlib.collectives import with_latency
 from hwlib.data.records import ModelShape
-from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER, TP_ALLREDUCES_PER_LAYER
+from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER
 from hwlib.efficiency import Efficiency, layer_quantization, require_efficiency, resolve
 from hwlib.precision import Precision
 from hwlib.pricing import Collective, Part, Work, attention_rate, price
@@ -55,7 +55,9 @@ class StepPricer:
         self.eff = resolve(chip, precision.compute_dtype, self.efficiency)
         self.expert_parallel = expert_parallel and topology is not None
         routed = self.table.n_moe_layers if self.expert_parallel else 0
-        self.allreduces = TP_ALLREDUCES_PER_LAYER * self.table.n_layers - routed if topology is not None else 0
+        self.allreduces = (
+            self.table.tp_allreduces_per_layer * self.table.n_layers - routed if topology is not None else 0
+        )
         self.alltoalls = EP_ALL_TO_ALLS_PER_LAYER * routed
 
     def collectives(self, tokens: np.ndarray) -> tuple[Collective, ...]:

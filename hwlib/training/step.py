@@ -34,12 +34,7 @@ from dataclasses import dataclass, field
 from hwlib._checks import one_of, scalar_or_array
 from hwlib.data import assumptions
 from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
-from hwlib.data.records.layer_rules import (
-    EP_ALL_TO_ALLS_PER_LAYER,
-    RECOMPUTE,
-    TP_ALLREDUCES_PER_LAYER,
-    TRAINING_OVER_FORWARD,
-)
+from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER, RECOMPUTE, TRAINING_OVER_FORWARD
 from hwlib.efficiency import Efficiency, layer_quantization, require_efficiency
 from hwlib.memory import usable_bytes
 from hwlib.placement import group_topology
@@ -230,7 +225,7 @@ def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero) ->
         found.append(Collective(name, "reduce-scatter", shard, shard_group, reduces, "compute"))
     if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
         tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
-        calls = passes * TP_ALLREDUCES_PER_LAYER * per_pass
+        calls = passes * table.tp_allreduces_per_layer * per_pass
         found.append(Collective("tp all-reduce", "all-reduce", tp_bytes, topology["tp"], calls))
     if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
         send = micro * table.pp_elements_per_token() * WIRE_BYTES / mesh.tp  # Megatron scatters over tp ranks

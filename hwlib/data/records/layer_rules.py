@@ -71,6 +71,9 @@ KV_TENSORS = 2
 """The cache holds keys and values."""
 TP_ALLREDUCES_PER_LAYER = 2
 """Megatron's tensor-parallel layer, per pass: one all-reduce after attention, one after the MLP."""
+TP_ALLREDUCES_PER_PARALLEL_LAYER = 1
+"""A parallel layer (attention and MLP on the same input, their outputs added: Chowdhery et al. 2022, "PaLM",
+arXiv:2204.02311, Sec. 2, "Parallel Layers"), per pass: the two partial sums are reduced together, once."""
 EP_ALL_TO_ALLS_PER_LAYER = 2
 """An expert-parallel MoE layer, per pass: dispatch each token to its experts, then combine their outputs."""
 KEPT_ACTIVATION_BYTES = 2.0

@@ -75,7 +75,9 @@ class ModelShape:
     the text steps).
     ``causal``: a token attends to itself and the tokens before it (every decoder here); False counts the whole
     score matrix, the source documents' convention; ``head_flops`` False leaves the output head's matmul out of
-    the FLOPs, as their layer-by-layer counts do (its weights are still stored). ``n_params`` is the published
+    the FLOPs, as their layer-by-layer counts do (its weights are still stored). ``parallel_block``: attention and
+    the MLP read the same normed input and their outputs add (PaLM's "parallel layers"), so a tensor-parallel layer
+    reduces once per pass, not twice. ``n_params`` is the published
     parameter count (a :class:`Sourced`), compared with ``params()`` in the tests. Chapter :ref:`ch-kv-cache`.
     """
 
@@ -115,6 +117,7 @@ class ModelShape:
     vision_params: int = 0
     causal: bool = True
     head_flops: bool = True
+    parallel_block: bool = False
     n_params: Sourced | None = None
     source: str = ""
     read_on: str = READ_ON
@@ -147,6 +150,7 @@ class ModelShape:
             "router_bias",
             "causal",
             "head_flops",
+            "parallel_block",
         ):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"ModelShape.{name} must be True or False, got {getattr(self, name)!r}")

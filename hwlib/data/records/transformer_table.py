@@ -18,6 +18,8 @@ from hwlib.data.records.layer_rules import (
     MLA_MODES,
     RECOMPUTE,
     SCORE_FLOPS_PER_HEAD_DIM,
+    TP_ALLREDUCES_PER_LAYER,
+    TP_ALLREDUCES_PER_PARALLEL_LAYER,
     TRAINING_OVER_FORWARD,
     attended_pairs,
     kept_activation_bytes,
@@ -176,9 +178,14 @@ class TransformerTable(ParameterTable):
     # --- what each parallel axis moves, elements per token ---------------------------------
 
     def tp_elements_per_token(self) -> float:
-        """Elements one tensor-parallel all-reduce carries per token (two a layer a pass), or a pipeline stage
-        sends across its boundary each way: the d-wide hidden state."""
+        """Elements one tensor-parallel all-reduce carries per token (``tp_allreduces_per_layer`` a layer a pass),
+        or a pipeline stage sends across its boundary each way: the d-wide hidden state."""
         return float(self.d_model)
+
+    @property
+    def tp_allreduces_per_layer(self) -> int:
+        """Tensor-parallel all-reduces per layer per pass: Megatron's two, or one for a parallel block."""
+        return TP_ALLREDUCES_PER_PARALLEL_LAYER if self.model.parallel_block else TP_ALLREDUCES_PER_LAYER
 
     def cp_elements_per_token(self) -> float:
         """Elements of keys and values one token contributes per layer to a context-parallel all-gather."""
