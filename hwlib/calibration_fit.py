@@ -127,6 +127,7 @@ def _table(runs, measured, bound, fit, counted, groups, labels, kinds):
 
 
 def _training() -> tuple[object, dict]:
+    from hwlib.training.mesh import Mesh
     from hwlib.training.plan import training_run_bound, training_run_forecast
 
     runs = all_training_runs()
@@ -138,7 +139,7 @@ def _training() -> tuple[object, dict]:
     counted = np.array([run.outside_model == "" for run in runs])
     groups = [_source(run) for run in runs]
     fit = _fit(forecasts, measured, counted, groups)
-    labels = [f"{run.model.name}, {int(np.prod(list(run.mesh.values()))):,} x {run.cluster_key}" for run in runs]
+    labels = [f"{run.model.name}, {Mesh(**run.mesh).n_chips:,} x {run.cluster_key}" for run in runs]
     kinds = [(_model_kind(run.model), find_cluster(run.cluster_key).chip.family) for run in runs]
     index = np.unravel_index(fit["best"], shape)
     fitted = {name: float(TRAINING_GRID[name][i]) for name, i in zip(TRAINING_GRID, index)}

@@ -47,7 +47,9 @@ class Efficiency:
     ``quantization``: apply tile and wave quantization; ``attention_dtype``: the dtype whose peak attention kernels
     run at ("bf16" by default, ``assumptions.ATTENTION_DTYPE``; "matmul": the matmuls' own); ``parts_overlap``: a
     step's parts (weights, attention, activations) overlap as one roofline of their totals, as the bound assumes,
-    instead of running one after another as an engine's kernels do (the default). Floats or arrays (a
+    instead of running one after another as an engine's kernels do (the default); ``best_overlap``: collectives hide
+    where the best known implementation hides them (``Collective.overlaps_at_bound``), as in the bound, instead of
+    where the usual one does (the default). Floats or arrays (a
     forecast then broadcasts over them). ``Efficiency.at_peak()`` is every term at its peak: the forecast is then the
     bound. Chapter :ref:`ch-forecast`.
     """
@@ -66,11 +68,13 @@ class Efficiency:
     quantization: bool = True
     attention_dtype: str | None = None
     parts_overlap: bool = False
+    best_overlap: bool = False
 
     @classmethod
     def at_peak(cls) -> Efficiency:
         """Every rate at its peak, no floor, pass, overhead, slowdown or unmodelled share, no quantization,
-        attention at the matmuls' peak and a step's parts overlapping: a forecast at these values is its bound."""
+        attention at the matmuls' peak, a step's parts overlapping and collectives hidden as well as they can be: a
+        forecast at these values is its bound."""
         return cls(
             matmul=1.0,
             attention=1.0,
@@ -85,6 +89,7 @@ class Efficiency:
             quantization=False,
             attention_dtype="matmul",
             parts_overlap=True,
+            best_overlap=True,
         )
 
     def __post_init__(self) -> None:
@@ -102,7 +107,7 @@ class Efficiency:
                 share = as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
                 if (share >= 1).any():
                     raise ValueError(f"Efficiency.{name} must be in [0, 1), got {describe(getattr(self, name))}")
-        for name in ("quantization", "parts_overlap"):
+        for name in ("quantization", "parts_overlap", "best_overlap"):
             if not isinstance(getattr(self, name), bool):
                 raise TypeError(f"Efficiency.{name} must be True or False, got {describe(getattr(self, name))}")
         if self.attention_dtype not in (None, "matmul", *BYTES_PER_ELEMENT):
@@ -160,11 +165,14 @@ def tile_quantization(
     return useful * waves / np.ceil(waves)
 
 
-def layer_quantization(chip: Chip, table: object, tokens: Number, tp: int, expert_parallel: bool = False) -> np.ndarray:
-    """Useful share of one layer's matmul work for ``tokens`` tokens on one of ``tp`` chips: the FLOP-weighted
-    ``tile_quantization`` of its four matmuls (``TransformerTable.layer_matmuls``) with the chip's tile."""
+def layer_quantization(
+    chip: Chip, table: object, tokens: Number, tp: int, expert_parallel: bool = False, ep: int = 1
+) -> np.ndarray:
+    """Useful share of one layer's matmul work for ``tokens`` tokens on one of ``tp`` chips (the experts' grouped
+    GEMM fed by ``ep`` expert-parallel ranks): the FLOP-weighted ``tile_quantization`` of its four matmuls
+    (``TransformerTable.layer_matmuls``) with the chip's tile."""
     record = kernel_record(chip)
-    rows, columns, shares, groups = table.layer_matmuls(tokens, tp, expert_parallel)
+    rows, columns, shares, groups = table.layer_matmuls(tokens, tp, expert_parallel, ep)
     useful = tile_quantization(rows, columns, record.tile, int(record.parallel_tiles.value), groups)
     return 1.0 / np.sum(shares / useful, axis=-1)
 

@@ -33,8 +33,9 @@ from hwlib.placement import scope_of, send_time_s
 
 FLOP_KINDS = ("matmul", "attention")
 """What a part's FLOPs are: matmuls through the weights (quantized by their shapes) or attention scores."""
-OVERLAP_WINDOWS = (None, "attention", "backward", "compute")
-"""What a collective may hide behind: nothing (exposed), the attention, the backward pass (two thirds of the
+OVERLAP_WINDOWS = (None, "attention", "last backward", "backward", "compute")
+"""What a collective may hide behind: nothing (exposed), the attention, the backward pass of the last of the
+micro-batches whose gradients accumulate (``Work.accumulation``), the whole backward pass (two thirds of the
 compute) or all of it."""
 BACKWARD_SHARE = 2.0 / 3.0
 """The backward pass's share of a training step's FLOPs (twice the forward), the window a gradient all-reduce
@@ -58,8 +59,9 @@ class Part:
 @dataclass(frozen=True)
 class Collective:
     """``calls`` collectives of ``kind`` ("send" for a point-to-point transfer), each of ``n_bytes``, on
-    ``topology`` (None: one chip, free); ``overlaps``: what compute they may hide behind (``OVERLAP_WINDOWS``).
-    Collectives of the same ``part`` are reported together."""
+    ``topology`` (None: one chip, free); ``overlaps``: what compute they may hide behind (``OVERLAP_WINDOWS``) in the
+    forecast, as the usual implementation runs them, and in the bound unless ``overlaps_at_bound`` names a wider
+    window that the best known implementation reaches. Collectives of the same ``part`` are reported together."""
 
     part: str
     kind: str
@@ -67,18 +69,26 @@ class Collective:
     topology: object
     calls: Number = 1
     overlaps: str | None = None
+    overlaps_at_bound: str | None = None
 
     def __post_init__(self) -> None:
         one_of("Collective.kind", self.kind, (*COLLECTIVES, "send"))
-        if self.overlaps not in OVERLAP_WINDOWS:
-            raise ValueError(f"Collective.overlaps must be one of {OVERLAP_WINDOWS}, got {self.overlaps!r}")
+        for name in ("overlaps", "overlaps_at_bound"):
+            if getattr(self, name) not in OVERLAP_WINDOWS:
+                raise ValueError(f"Collective.{name} must be one of {OVERLAP_WINDOWS}, got {getattr(self, name)!r}")
+
+    @property
+    def bound_overlaps(self) -> str | None:
+        """What the collective hides behind in the bound."""
+        return self.overlaps_at_bound or self.overlaps
 
 
 @dataclass(frozen=True)
 class Work:
     """A step's work on one chip: its ``parts`` (name -> ``Part``), its ``collectives``, the pipeline bubble as a
     share of compute, the activation bytes elementwise kernels pass over (training), the layers and sequences whose
-    overheads a serving step pays, and whether the unmodelled share (fitted on training runs) applies."""
+    overheads a serving step pays, whether the unmodelled share (fitted on training runs) applies, and the
+    micro-batches whose gradients accumulate before they are reduced once (``accumulation``)."""
 
     parts: dict
     collectives: tuple = ()
@@ -87,6 +97,7 @@ class Work:
     layers: int = 0
     sequences: Number = 0.0
     unmodelled: bool = False
+    accumulation: Number = 1
 
 
 @dataclass(frozen=True)
@@ -113,6 +124,9 @@ class Price:
     forecast_parts_s: dict = field(default_factory=dict)
 
 
+_INSIDE = {"last backward": ("backward",)}  # windows within windows other than the whole compute
+
+
 def hidden_s(comm: list, windows: dict) -> list:
     """How much of each collective hides behind compute, in order: together those sharing a window at most that
     window (``windows[overlaps]``) and, since overlapped collectives take turns on the links, all together at most
@@ -123,10 +137,14 @@ def hidden_s(comm: list, windows: dict) -> list:
         if overlaps is None:
             hidden.append(0.0)
             continue
-        hides = np.minimum(np.minimum(seconds, left[overlaps]), left["compute"])
-        left[overlaps] = left[overlaps] - hides
-        if overlaps != "compute":
-            left["compute"] = left["compute"] - hides
+        within = ("compute",) if overlaps == "compute" else (overlaps, *_INSIDE.get(overlaps, ()), "compute")
+        hides = seconds
+        for window in within:
+            hides = np.minimum(hides, left[window])
+        for window in within:
+            left[window] = left[window] - hides
+        if "last backward" in left:  # the last micro-batch's backward is part of the backward pass
+            left["last backward"] = np.minimum(left["last backward"], left["backward"])
         hidden.append(hides)
     return hidden
 
@@ -195,12 +213,15 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
     bound_comm, forecast_comm = [], []
     for collective in work.collectives:
         one = collective_s(collective)
-        bound_comm.append((collective.calls * one, collective.overlaps))
+        bound_comm.append((collective.calls * one, collective.bound_overlaps))
         forecast_comm.append(
-            (collective.calls * forecast_collective_s(collective, one, eff, given), collective.overlaps)
+            (
+                collective.calls * forecast_collective_s(collective, one, eff, given),
+                collective.bound_overlaps if given.best_overlap else collective.overlaps,
+            )
         )
-    bound_hidden = hidden_s(bound_comm, windows(roofline, attention_s))
-    forecast_hidden = hidden_s(forecast_comm, windows(forecast_core, forecast_attention_s))
+    bound_hidden = hidden_s(bound_comm, windows(roofline, attention_s, work.accumulation))
+    forecast_hidden = hidden_s(forecast_comm, windows(forecast_core, forecast_attention_s, work.accumulation))
 
     comm, exposed, forecast_exposed = {}, {}, {}
     for collective, (seconds, _), hides, (f_seconds, _), f_hides in zip(
@@ -259,10 +280,14 @@ def step_seconds(tokens_s: tuple, attention_s: tuple, exposed_s: Number, overhea
     return core + exposed_s + overhead_s
 
 
-def windows(compute: Number, attention: Number) -> dict:
+def windows(compute: Number, attention: Number, accumulation: Number = 1) -> dict:
     """What collectives may hide behind (``OVERLAP_WINDOWS``), in seconds, for a step of ``compute`` seconds of
-    which ``attention`` are attention."""
-    return {"compute": compute, "backward": BACKWARD_SHARE * compute, "attention": attention}
+    which ``attention`` are attention, over ``accumulation`` micro-batches. Gradients accumulated over micro-batches
+    are complete only in the last one's backward pass, the one a single reduction of them can overlap (Megatron-LM's
+    ``overlap_grad_reduce`` starts a bucket's reduction in the last micro-batch; PyTorch DDP's ``no_sync`` skips it
+    in the others)."""
+    backward = BACKWARD_SHARE * compute
+    return {"compute": compute, "backward": backward, "last backward": backward / accumulation, "attention": attention}
 
 
 def attention_rate(chip: object, compute_dtype: str, given: Efficiency) -> float:

@@ -151,6 +151,34 @@ def test_the_overlap_rule_shares_windows_and_the_compute():
     assert hidden_s([(1.0, None)], windows(compute, 0.0)) == [0.0]
 
 
+def test_gradients_accumulated_over_micro_batches_hide_behind_the_last_ones_backward_only():
+    compute, micro_batches = 3.0, 4
+    last = BACKWARD_SHARE * compute / micro_batches
+    assert windows(compute, 0.5, micro_batches)["last backward"] == pytest.approx(last)
+    assert hidden_s([(5.0, "last backward")], windows(compute, 0.5, micro_batches)) == [pytest.approx(last)]
+    # the last micro-batch's backward is part of the backward pass: what hides behind one leaves the other
+    both = hidden_s([(0.4, "last backward"), (5.0, "backward")], windows(compute, 0.0, micro_batches))
+    assert both == pytest.approx([0.4, BACKWARD_SHARE * compute - 0.4])
+    backward_first = hidden_s([(1.9, "backward"), (1.0, "last backward")], windows(compute, 0.0, micro_batches))
+    assert backward_first == pytest.approx([1.9, BACKWARD_SHARE * compute - 1.9])
+    assert hidden_s([(5.0, "last backward")], windows(compute, 0.0)) == [pytest.approx(BACKWARD_SHARE * compute)]
+
+
+def test_a_collective_hides_at_the_bound_where_the_best_implementation_hides_it():
+    group = hw.group_topology(NODE, 16, 1, 16)
+    spread = Collective("ep all-to-all", "all-to-all", 1e9, group, 10, None, "compute")
+    work = Work({"matmuls": Part(1e15, 0.0)}, collectives=(spread,))
+    usual = price(work, H100, "bf16")
+    whole = float(usual.comm_s["ep all-to-all"])
+    assert float(usual.exposed_s["ep all-to-all"]) == pytest.approx(max(whole - float(usual.compute_s), 0.0))
+    assert float(usual.forecast_exposed_s["ep all-to-all"]) > float(usual.exposed_s["ep all-to-all"])
+    best = price(work, H100, "bf16", hw.Efficiency(best_overlap=True))
+    assert float(best.forecast_exposed_s["ep all-to-all"]) < float(usual.forecast_exposed_s["ep all-to-all"])
+    assert Collective("x", "all-reduce", 1.0, None, 1, "backward").bound_overlaps == "backward"
+    with pytest.raises(ValueError, match="Collective.overlaps_at_bound must be one of"):
+        Collective("x", "all-reduce", 1.0, None, 1, None, "later")
+
+
 def test_each_forecast_term_adds_what_it_says():
     matmul = Part(1e14, 1e9, "matmul", 0.5)
     attention = Part(2e13, 3e10, "attention")
@@ -210,6 +238,7 @@ def test_at_peak_is_every_term_at_its_ideal():
     assert (peak.small_allreduce_s, peak.elementwise_passes, peak.unmodelled_share, peak.overlap_slowdown) == (0,) * 4
     assert (peak.layer_overhead_s, peak.sequence_overhead_s) == (0.0, 0.0)
     assert peak.quantization is False and peak.parts_overlap is True and peak.attention_dtype == "matmul"
+    assert peak.best_overlap is True and hw.Efficiency().best_overlap is False
     with pytest.raises(ValueError, match="Efficiency.attention_dtype must be"):
         hw.Efficiency(attention_dtype="fp7")
     with pytest.raises(TypeError, match="Efficiency.parts_overlap must be True or False"):

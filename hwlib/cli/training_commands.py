@@ -151,6 +151,13 @@ def _chunks(step: object) -> str:
     return f"{step.schedule}, {step.interleave} chunk{'s' if step.interleave > 1 else ''} per pipeline stage"
 
 
+def _schedule(step: object) -> str:
+    """A plan row's pipeline schedule: "-" without a pipeline, the chunks per stage where interleaved."""
+    if step.mesh.pp == 1:
+        return "-"
+    return step.schedule + (f" x{step.interleave}" if step.interleave > 1 else "")
+
+
 def _step_options(args: argparse.Namespace) -> dict[str, object]:
     """The step options ``train`` and ``plan`` take: the forecast's overrides, the matmuls' dtype, the interleave,
     and each choice the caller fixes (the planner picks the others)."""
@@ -231,6 +238,7 @@ def run_train(args: argparse.Namespace) -> Report:
             "recompute": step.recompute,
             "zero": step.zero,
             "interleave": step.interleave,
+            "schedule": step.schedule,
             "precision": args.precision,
         },
     )
@@ -303,9 +311,10 @@ def run_plan(args: argparse.Namespace) -> Report:
     if not feasible:
         reason = f"none of the {len(results):,} meshes fits" + ("" if args.all else " (--all gives each one's reason)")
         report.add_verdict(report.fields(), "fits", f"NO: {reason}", reason)
-    header = ("#", "mesh", *(("fits",) * args.all), "micro", "recompute", "ZeRO", "forecast step", "forecast MFU")
+    header = ("#", "mesh", *(("fits",) * args.all), "micro", "recompute", "ZeRO", "schedule", "forecast step")
+    header += ("forecast MFU",)
     header += ("step (bound)", "tokens/s (bound)", "MFU (bound)", "memory per chip", *(("why not",) * args.all))
-    table = report.table("meshes", header, "rl" + "l" * args.all + "rlrrrrrrr" + "l" * args.all)
+    table = report.table("meshes", header, "rl" + "l" * args.all + "rlrlrrrrrr" + "l" * args.all)
     shown = results if args.all else [(mesh, step, "") for mesh, step in feasible[: args.top]]
     for rank, (mesh, step, reason) in enumerate(shown, 1):
         fits = step is not None and step.fits
@@ -317,6 +326,7 @@ def run_plan(args: argparse.Namespace) -> Report:
             f"{step.micro_batch_tokens / args.seq_len:g}" if step else "-",
             step.recompute if step else "-",
             step.zero if step else "-",
+            _schedule(step) if step else "-",
             seconds(ran.forecast_time_s) if ran else "-",
             f"{100 * ran.forecast_mfu:.1f} %" if ran else "-",
             seconds(ran.time_s) if ran else "-",
@@ -336,6 +346,8 @@ def run_plan(args: argparse.Namespace) -> Report:
                 "micro_batch_sequences": step.micro_batch_tokens / args.seq_len if step else None,
                 "recompute": step.recompute if step else None,
                 "zero": step.zero if step else None,
+                "schedule": step.schedule if step else None,
+                "interleave": step.interleave if step else None,
                 "forecast_time_s": ran.forecast_time_s if ran else None,
                 "forecast_tokens_per_s": ran.forecast_tokens_per_s if ran else None,
                 "forecast_mfu": ran.forecast_mfu if ran else None,

@@ -5,7 +5,8 @@ Megatron-LM's weak-scaling Table 1 (Narayanan et al. 2021), Llama 3 405B's Table
 performance summaries on H100 and B200; Google's MaxText recipes on TPU v6e (AI-Hypercomputer/tpu-recipes);
 MLPerf Training v4.0's GPT-3 175B (NVIDIA on H100, Google on TPU v5p); MosaicML's llm-foundry MPT
 benchmarks on H100 and A100; BigScience's BLOOM 176B; MegaScale's Table 2 (its Megatron-LM baseline); and PaLM
-540B on two TPU v4 pods joined by the data-centre network.
+540B on two TPU v4 pods joined by the data-centre network; mixture-of-experts runs (Megatron-Bridge's Qwen3-30B-A3B and
+DeepSeek-V3 on H100, DeepSeek-V3's own on 2,048 H800s).
 Each is compared with ``hw.train_step`` for its own mesh in :ref:`ch-sharding`. The hunt behind them, with
 every quote, is in research/training_runs.md and research/training_runs_more.md.
 """
@@ -18,6 +19,7 @@ from hwlib.data import (
     training_runs_maxtext,
     training_runs_megatron,
     training_runs_mlperf,
+    training_runs_moe,
     training_runs_mpt,
     training_runs_nemo,
     training_runs_palm,
@@ -38,5 +40,6 @@ RUNS: tuple[TrainingRun, ...] = (
     + training_runs_bloom.RUNS
     + training_runs_megatron.MEGASCALE_RUNS
     + training_runs_palm.RUNS
+    + training_runs_moe.RUNS
 )
 """Measured training runs, compared with ``hw.train_step`` in :ref:`ch-sharding`."""

@@ -138,6 +138,23 @@ FABRICS: tuple[Fabric, ...] = (
         note="18 links x 25 GB/s per direction = 450 GB/s per direction per GPU.",
     ),
     Fabric(
+        key="nvlink4-h800",
+        name="NVLink 4 (H800)",
+        kind="scale-up",
+        source="vendor",
+        bandwidth=_CHIP["h800-sxm"].interconnect,
+        directions=2,
+        domain_size=_BASEPOD(
+            8, "chips", "Eight NVIDIA Hopper GPUs. Four NVIDIA NVSwitch chips.", f"HGX H800, as DGX H100. {_NODE_8}"
+        ),
+        chip_keys=("h800-sxm",),
+        aliases=("nvlink-h800",),
+        latency=NVLINK_RING_STEP_LATENCY,
+        in_network_reduction=_NVLS_H100,
+        reduction_latency=NVLS_LATENCY,
+        note="400 GB/s both ways per GPU, 200 GB/s per direction, against the H100's 450.",
+    ),
+    Fabric(
         key="nvlink5",
         name="NVLink 5 (B200)",
         kind="scale-up",

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from hwlib.data.records import Chip, Sourced, cite
+from hwlib.data.vendor_amd import AMD_GPUS
 from hwlib.data.vendor_notes import BIDIRECTIONAL, SPARSE, THIRD_PARTY_REPORT, third_party
 from hwlib.units import GB, MB, PETA, TB, TERA, GiB, MiB
 
@@ -26,6 +27,16 @@ _H100_DATASHEET = cite(
 )
 _H100_TP = third_party("glennklockwood.com/garden/processors/h100")
 _HOPPER_POST = cite("https://developer.nvidia.com/blog/nvidia-hopper-architecture-in-depth/")
+_DEEPSEEK_ISCA = cite(
+    "https://arxiv.org/abs/2505.09343 (DeepSeek-AI, 'Insights into DeepSeek-V3: Scaling Challenges and Reflections "
+    "on Hardware for AI Architectures', ISCA 2025, Sec. 4.1)",
+    "2026-12-06",
+)
+_H800_AS_H100 = (
+    "The H100 SXM's value: the H800 SXM is the same GH100 part with 'reduced FP64 computational performance and "
+    "NVLink bandwidth for regulatory compliance' (arXiv:2505.09343, Sec. 4.1). "
+    + third_party("philisun.com, 'NVIDIA H800 vs H100: A Technical Deep Dive' (same silicon, 80 GB, 3.35 TB/s)")
+)
 _H200_PAGE = cite("https://www.nvidia.com/en-us/data-center/h200/")
 _H200_MLPERF = cite(
     "NVIDIA's MLPerf Inference v4.1 system description, mlcommons/inference_results_v4.1, "
@@ -214,6 +225,26 @@ _NVIDIA_GPUS: tuple[Chip, ...] = (
         aliases=("H100", "H100 SXM", "H100 SXM5", "H100-SXM5-80GB", "H100 80GB HBM3"),
     ),
     Chip(
+        key="h800-sxm",
+        name="H800-SXM",
+        vendor="NVIDIA",
+        source="vendor",
+        hbm=_H100_DATASHEET(80 * GB, "B", "80GB", _H800_AS_H100),
+        hbm_visible=_visible_mib(_H100_SMI, 81559, "NVIDIA H100 80GB HBM3 ... 0MiB /  81559MiB", _H800_AS_H100),
+        hbm_bandwidth=_H100_DATASHEET(3350 * GB, "B/s", "3.35TB/s", _H800_AS_H100),
+        peak_flops=_hopper_peaks(_H100_DATASHEET, "teraFLOPS"),
+        on_chip=_HOPPER_POST(50 * MB, "B", "50 MB L2 cache", _H800_AS_H100),
+        tdp=_H100_DATASHEET(700.0, "W", "Up to 700W (configurable)", _H800_AS_H100),
+        interconnect=_DEEPSEEK_ISCA(
+            400 * GB,
+            "B/s",
+            "the NVLink bandwidth in H800 SXM nodes is reduced from 900 GB/s to 400 GB/s",
+            "Both ways together, as the H100's 900 GB/s: 200 GB/s per direction. DeepSeek-V3's report measures "
+            "'NVLink offers a bandwidth of 160 GB/s' (arXiv:2412.19437, Sec. 3.2.2). " + BIDIRECTIONAL,
+        ),
+        aliases=("H800", "H800 SXM", "H800 SXM5"),
+    ),
+    Chip(
         key="h200",
         name="H200",
         vendor="NVIDIA",
@@ -323,52 +354,5 @@ _NVIDIA_GPUS: tuple[Chip, ...] = (
     ),
 )
 
-# --- AMD: ROCm documentation and the product page --------------------------------------
-
-_ROCM_SPECS = cite("https://rocm.docs.amd.com/en/latest/reference/gpu-specs.html")
-_ROCM_MI300 = cite("https://rocm.docs.amd.com/en/latest/conceptual/gpu-arch/mi300.html")
-_AMD_MI300X = cite("https://www.amd.com/en/products/accelerators/instinct/mi300/mi300x.html")
-_MI300X_DENSE = "Row of ROCm's MI300X peak table (type | FLOPS/clock/CU | peak TFLOPS); dense."
-
-_MI300X = Chip(
-    key="mi300x",
-    name="MI300X",
-    vendor="AMD",
-    source="vendor",
-    hbm=_ROCM_SPECS(
-        192 * GiB,
-        "B",
-        "VRAM (GiB): 192",
-        "ROCm's table labels it GiB (8 HBM3 stacks); AMD's product page and CDNA 3 white paper write '192 GB'.",
-    ),
-    hbm_bandwidth=_ROCM_MI300(5.3 * TB, "B/s", "5.3 TB per second", "Theoretical aggregated peak memory bandwidth."),
-    peak_flops={
-        "fp32": _ROCM_MI300(163.4 * TERA, "FLOP/s", "Matrix FP32 | 256 | 163.4", "Vector FP32 is also 163.4."),
-        "tf32": _ROCM_MI300(653.7 * TERA, "FLOP/s", "Vector TF32 | 1024 | 653.7", _MI300X_DENSE),
-        "bf16": _ROCM_MI300(1307.4 * TERA, "FLOP/s", "Matrix BF16 | 2048 | 1307.4", _MI300X_DENSE),
-        "fp16": _ROCM_MI300(1307.4 * TERA, "FLOP/s", "Matrix FP16 | 2048 | 1307.4", _MI300X_DENSE),
-        "fp8": _ROCM_MI300(2614.9 * TERA, "FLOP/s", "Matrix FP8 | 4096 | 2614.9", _MI300X_DENSE),
-        "int8": _ROCM_MI300(2614.9 * TERA, "FLOP/s", "Matrix INT8 | 4096 | 2614.9", _MI300X_DENSE),
-    },
-    on_chip=_ROCM_SPECS(
-        32 * MiB,
-        "B",
-        "L2 Cache (MiB): 32 (4 per XCD)",
-        "Total of the eight XCDs' 4 MiB L2 caches. Behind them sits the 256 MiB AMD "
-        "Infinity Cache ('L3 Cache (MiB): 256' in the same table), not counted here.",
-    ),
-    tdp=_AMD_MI300X(
-        750.0,
-        "W",
-        "750W",
-        "Peak total board power of the OAM module. "
-        + third_party("gpu.blog/gpus/instinct-mi300x-mi300x ('TDP 750 W')"),
-    ),
-    aliases=("Instinct MI300X", "AMD Instinct MI300X"),
-    note="No interconnect stored: AMD quotes Infinity Fabric as a per-link peak (128 GB/s) and a "
-    "link count rather than a per-GPU total.",
-)
-
-
-GPUS: tuple[Chip, ...] = (*_NVIDIA_GPUS, _MI300X)
+GPUS: tuple[Chip, ...] = (*_NVIDIA_GPUS, *AMD_GPUS)
 """NVIDIA's GPUs, then AMD's."""

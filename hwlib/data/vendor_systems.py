@@ -41,6 +41,15 @@ CLUSTERS: tuple[Cluster, ...] = (
         note="8 H100s per node on NVLink 4, one NDR NIC per GPU (DGX H100).",
     ),
     Cluster(
+        "hgx-h800-ndr",
+        "HGX H800 + NDR",
+        _CHIP["h800-sxm"],
+        _FABRIC["nvlink4-h800"],
+        _FABRIC["ib-ndr"],
+        note="8 H800s per node on NVLink, 'eight 400G Infiniband (IB) CX7 NICs' per node (arXiv:2505.09343, Sec. "
+        "4.1), one per GPU: DeepSeek-V3's cluster of 2,048 (arXiv:2412.19437, Sec. 3.1).",
+    ),
+    Cluster(
         "hgx-h200-ndr",
         "HGX H200 + NDR",
         _CHIP["h200"],
@@ -308,6 +317,12 @@ DEPLOYMENTS: tuple[Deployment, ...] = (
     _nodes("hgx-a100-80gb", "a100-80gb", _HGX, "HGX A100: 8 GPUs per baseboard"),
     _nodes("hgx-h100", "h100-sxm", _HGX, "HGX H100: 8 GPUs per baseboard"),
     _nodes("hgx-h200", "h200", _HGX, "HGX H200: 8 GPUs per baseboard"),
+    _nodes(
+        "hgx-h800",
+        "h800-sxm",
+        "https://arxiv.org/abs/2412.19437 (DeepSeek-V3 Technical Report, Sec. 3.1)",
+        "Each node in the H800 cluster contains 8 GPUs connected by NVLink and NVSwitch within nodes.",
+    ),
     _nodes("dgx-b200", "b200", "https://www.nvidia.com/en-us/data-center/dgx-b200/", "DGX B200: 8 B200 GPUs"),
     _nodes(
         "mi300x-platform",

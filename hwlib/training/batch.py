@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass
 
 from hwlib._checks import one_of, positive
-from hwlib.training.schedules import SCHEDULES, PipelineCost, pipeline_schedule
+from hwlib.training.schedules import EMBEDDING_AND_LOSS_CHUNKS, SCHEDULES, PipelineCost, pipeline_schedule
 
 
 @dataclass(frozen=True)
@@ -43,8 +43,9 @@ def split_batch(
     problems = [
         (model.n_heads % mesh.tp != 0, f"tp={mesh.tp} does not divide the {model.n_heads} attention heads"),
         (
-            mesh.pp * chunks > model.n_layers,
-            f"pp x interleave = {mesh.pp * chunks} exceeds the {model.n_layers} layers",
+            mesh.pp * chunks > most_chunks(model, mesh),
+            f"pp x interleave = {mesh.pp * chunks} exceeds the {model.n_layers} layers"
+            + (" with the embedding and the loss" if mesh.pp > 1 else ""),
         ),
         (sequence % mesh.cp != 0, f"cp={mesh.cp} does not divide the {sequence}-token sequences"),
         (
@@ -75,9 +76,18 @@ def split_batch(
             pipeline = _schedule(name, mesh.pp, micro_batches, chunks)
         except ValueError as error:
             raise ValueError(f"mesh {mesh}: {error}") from error
-        if pipeline.model_chunks > model.n_layers:
-            raise ValueError(f"mesh {mesh}: {name} cuts the {model.n_layers} layers into {pipeline.model_chunks}")
+        if pipeline.model_chunks > most_chunks(model, mesh):
+            raise ValueError(
+                f"mesh {mesh}: {name} cuts the {model.n_layers} layers, the embedding and the loss into "
+                f"{pipeline.model_chunks}"
+            )
     return Batch(sequence, batch_sequences * sequence, rank_tokens, micro, micro_batches, chunks, pipeline)
+
+
+def most_chunks(model, mesh) -> int:
+    """The most pieces a pipeline may cut ``model`` into: its layers, and the embedding and the loss each in a
+    chunk's place (``EMBEDDING_AND_LOSS_CHUNKS``); the layers alone without a pipeline."""
+    return model.n_layers + (EMBEDDING_AND_LOSS_CHUNKS if mesh.pp > 1 else 0)
 
 
 @functools.lru_cache(maxsize=4096)

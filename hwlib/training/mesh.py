@@ -13,6 +13,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
+from hwlib._checks import as_real_array, describe
 from hwlib.data.records import ModelShape
 from hwlib.units import dtype_bytes
 
@@ -91,3 +94,22 @@ def split_params(model: ModelShape) -> tuple[float, float]:
         return float(model.params()), 0.0
     experts = model.param_breakdown()["experts"]
     return float(model.params() - experts), float(experts)
+
+
+def routing_imbalance_of(model: ModelShape, routing_imbalance: object) -> float:
+    """``hw.train_step``'s ``routing_imbalance``, validated: one number >= 1, and 1 for a dense model."""
+    if np.ndim(routing_imbalance):
+        raise TypeError(f"routing_imbalance must be one number >= 1, got {describe(routing_imbalance)}")
+    value = float(as_real_array("routing_imbalance", routing_imbalance, minimum=1.0))
+    if value != 1.0 and not model.is_moe:
+        raise ValueError(f"routing_imbalance must be 1 for a dense model ({model.name}), got {value!r}")
+    return value
+
+
+def expert_pace(model: ModelShape, imbalance: float) -> float:
+    """The busiest rank's matmul time over the balanced one's: the routed experts' share of a token's matmul
+    weights slowed by ``imbalance``."""
+    if imbalance == 1.0:
+        return 1.0
+    experts = model.param_breakdown(active=True)["experts"] / model.matmul_params(active=True)
+    return 1.0 + experts * (imbalance - 1.0)

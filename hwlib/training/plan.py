@@ -18,6 +18,7 @@ from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
 from hwlib.data.records.layer_rules import RECOMPUTE, TRAINING_OVER_FORWARD
 from hwlib.efficiency import Efficiency, with_fit
 from hwlib.placement import group_time_s, group_topology
+from hwlib.training.batch import most_chunks
 from hwlib.training.mesh import WIRE_BYTES, Mesh, local_params
 from hwlib.training.step import TrainStep, step_memory, train_step
 from hwlib.units import GiB
@@ -58,9 +59,9 @@ def megatron_step_flops(batch: float, seq_len: float, n_layers: float, d: float,
 def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -> tuple[float, TrainStep]:
     """The most a measured run could reach in its own metric under ``train_step`` for its mesh, and the step.
 
-    The run's micro-batch and interleaved chunks where it states them; else micro-batches of one sequence under
-    a pipeline and the chunks per stage (1, 2, 4 ... up to what the layers allow) whose step is the shortest: more
-    chunks shrink the bubble and add pipeline sends. All of HBM (the run fitted). The
+    The run's micro-batch, schedule and interleaved chunks where it states them; else micro-batches of one sequence
+    under a pipeline and the chunks per stage (1, 2, 4 ... up to what the layers allow) whose step is the shortest:
+    more chunks shrink the bubble and add pipeline sends. All of HBM (the run fitted). The
     step carries the forecast at ``efficiency`` (``training_run_forecast`` gives it in the run's metric), with the
     run's own attention kernel where it states an older one (``run.attention``) and ``efficiency`` sets none.
     Chapter :ref:`ch-sharding`.
@@ -68,10 +69,11 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
     run = require(TrainingRun, "run", run, "hw.training_runs()[0]")
     mesh = Mesh(**run.mesh)
     model = run.model
-    most = max(1, model.n_layers // mesh.pp) if mesh.pp > 1 else 1
-    chunks = (
-        [run.interleave] if run.interleave is not None else sorted({*(2**k for k in range(8) if 2**k < most), most})
-    )
+    most = max(1, most_chunks(model, mesh) // mesh.pp) if mesh.pp > 1 else 1
+    if run.interleave is not None or run.schedule not in (None, "interleaved-1f1b"):
+        chunks = [run.interleave or 1]
+    else:
+        chunks = sorted({*(2**k for k in range(8) if 2**k < most), most})
     micro = None if run.micro_batch_sequences is None else run.micro_batch_sequences * run.seq_len
     if run.attention is not None:
         efficiency = with_fit(efficiency, attention=float(run.attention.value))
@@ -89,6 +91,7 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
                     recompute=run.recompute,
                     dtype=run.dtype,
                     interleave=chunk,
+                    schedule=run.schedule,
                     usable_fraction=assumptions.BOUND_HBM_FRACTION,
                     causal=run.causal,
                     efficiency=efficiency,
@@ -110,7 +113,7 @@ def training_run_forecast(run: TrainingRun, efficiency: Efficiency | None = None
 
 def _in_metric(run: TrainingRun, time_s: Number, mfu: Number, tokens_per_s: Number) -> Number:
     """A step's time, MFU or tokens/s in the run's metric."""
-    chips = int(np.prod(list(run.mesh.values())))
+    chips = Mesh(**run.mesh).n_chips  # ep reuses the data-parallel ranks
     if run.metric == "megatron_tflops":
         model = run.model
         flops = megatron_step_flops(run.global_batch_sequences, run.seq_len, model.n_layers, model.d_model, model.vocab)
@@ -200,6 +203,7 @@ class TrainingPlan:
                 "micro-batch (sequences)": planned.step.micro_batch_tokens / self.seq_len if planned.step else None,
                 "recompute": planned.step.recompute if planned.step else None,
                 "ZeRO over dp": planned.step.zero if planned.step else None,
+                "schedule": planned.step.schedule if planned.step else None,
                 "chunks per stage": planned.step.interleave if planned.step else None,
                 "memory per chip (GiB)": planned.step.memory_per_chip_bytes / GiB if planned.step else None,
                 "fits": planned.fits,
@@ -212,12 +216,14 @@ class TrainingPlan:
 
 CHOICES = ("micro_batch_tokens", "recompute", "zero")
 """What the planner chooses for each mesh unless the caller fixes it: the micro-batch, the recomputation and the
-ZeRO stage over the dp ranks; under a pipeline also its interleaving (``INTERLEAVES``), unless an interleave or a
-schedule is given."""
+ZeRO stage over the dp ranks; under a pipeline also its schedule (``PIPELINES``), unless an interleave or a schedule
+is given."""
 MEMORY_OPTIONS = ("recipe", "interleave", "schedule", "usable_fraction", "adapter", "offload", "fp8", "dtype")
 """The step options that change its memory, which the planner's memory checks take too."""
 INTERLEAVES = (2, 4, 8)
 """The chunks per pipeline stage the planner tries beside one (Megatron-LM's interleaved 1F1B)."""
+PIPELINES = (*(("interleaved-1f1b", chunks) for chunks in INTERLEAVES), ("zb-h1", 1), ("zb-v", 1), ("dualpipe", 1))
+"""The (schedule, chunks per stage) the planner tries beside 1F1B, interleaved ones in order of more chunks."""
 
 
 def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, options) -> PlannedMesh:
@@ -263,46 +269,52 @@ def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, option
         return PlannedMesh(mesh, None, str(error).split(": ", 1)[-1])
     best = min(steps, key=lambda step: (not step.fits, _seconds(step, by)))
     if best.fits and mesh.pp > 1 and "interleave" not in options and "schedule" not in options:
-        best = _interleaved(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options)
+        best = _pipelined(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options)
     return PlannedMesh(mesh, best, best.reason)
 
 
-def _interleaved(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options) -> TrainStep:
-    """``best`` or, faster, the same choices with its pipeline interleaved (2, 4 or 8 chunks per stage, where the
-    layers, the micro-batches and the memory allow): a smaller bubble against more, partly hidden, sends."""
+def _pipelined(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options) -> TrainStep:
+    """``best`` or, faster, the same choices under another schedule (``PIPELINES``, where the layers, the
+    micro-batches and the memory allow): interleaving shrinks the bubble with more, partly hidden, sends and more
+    in flight, until the sends outweigh it; the zero-bubble schedules fill it with deferred weight gradients;
+    DualPipe halves it and hides the sends for two copies of the stage's weights."""
     choice = (best.micro_batch_tokens, best.recompute)
-    for chunks in INTERLEAVES:
-        if mesh.pp * chunks > model.n_layers:
-            break
-        try:
-            parts, room = step_memory(
-                model,
-                cluster,
-                mesh,
-                global_batch_tokens,
-                seq_len,
-                *choice,
-                zero=best.zero,
-                **{**memory_options, "interleave": chunks},
-            )
-            if sum(parts.values()) > room:
-                break  # more chunks hold more in flight
-            step = train_step(
-                model,
-                cluster,
-                mesh,
-                global_batch_tokens,
-                seq_len,
-                *choice,
-                zero=best.zero,
-                **{**rest, "interleave": chunks},
-            )
-        except ValueError:  # the micro-batches are not a multiple of pp
-            break
-        if _seconds(step, by) >= _seconds(best, by):
-            break  # more chunks help until their sends outweigh the bubble they save
-        best = step
+    stop_interleaving = False
+    for schedule, chunks in PIPELINES:
+        interleaved = schedule == "interleaved-1f1b"
+        if interleaved and stop_interleaving:
+            continue
+        settings = {"schedule": schedule, "interleave": chunks}
+        step = _fitting_step(
+            model,
+            cluster,
+            mesh,
+            global_batch_tokens,
+            seq_len,
+            choice,
+            best.zero,
+            {**memory_options, **settings},
+            {**rest, **settings},
+        )
+        if step is not None and _seconds(step, by) < _seconds(best, by):
+            best = step
+        elif interleaved:
+            stop_interleaving = True  # more chunks hold more in flight and send more
     return best
+
+
+def _fitting_step(model, cluster, mesh, global_batch_tokens, seq_len, choice, zero, memory_options, options):
+    """``train_step`` with ``choice`` (micro-batch, recompute) and ``zero`` where its memory fits, else None (as
+    where the schedule refuses the micro-batches or the layers)."""
+    try:
+        parts, room = step_memory(
+            model, cluster, mesh, global_batch_tokens, seq_len, *choice, zero=zero, **memory_options
+        )
+        if sum(parts.values()) > room:
+            return None
+        return train_step(model, cluster, mesh, global_batch_tokens, seq_len, *choice, zero=zero, **options)
+    except ValueError:
+        return None
 
 
 def best_step(

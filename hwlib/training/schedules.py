@@ -47,6 +47,11 @@ BACKWARD_INPUT_OVER_FORWARD = (TRAINING_OVER_FORWARD - 1) / 2
 """T_B / T_F: half the backward, which costs twice the forward, is the input gradient (1)."""
 BACKWARD_WEIGHT_OVER_FORWARD = (TRAINING_OVER_FORWARD - 1) / 2
 """T_W / T_F: the other half is the weight gradient (1)."""
+EMBEDDING_AND_LOSS_CHUNKS = 2
+"""Pipeline chunks beyond the transformer layers a model may be cut into: the embedding and the output head with
+the loss each take a chunk's place, as Megatron-LM's ``account_for_embedding_in_pipeline_split`` and
+``account_for_loss_in_pipeline_split`` count each as "a standard transformer layer" and Llama 3 405B's pipeline
+gives its first and last stages one layer fewer (``stage_layers``): a model of L layers takes at most L + 2 chunks."""
 _MODEL_CHUNKS = {"interleaved-1f1b": None, "zb-v": 2}  # pieces per stage; None: ``interleave``
 _P2P = {"zb-v": 2.0}  # pipeline sends per micro-batch over 1F1B's; interleaving's is ``interleave``
 

@@ -7,9 +7,12 @@ its memory per chip. Per chip and step:
 * **pipeline bubble**: (pp - 1) / (v m) of the compute for m micro-batches and v interleaved
   chunks per stage (Narayanan et al. 2021, Sec. 2.2);
 * **collectives** (``collective_time_s`` on each group's topology) and what of them hides behind
-  compute: data-parallel gradient all-reduce and FSDP's weight all-gathers and gradient
-  reduce-scatters overlap the passes they serve; tensor parallelism's all-reduces (two per layer
-  per pass, Megatron's; Shoeybi et al. 2019) and expert parallelism's all-to-alls do not; context
+  compute: data-parallel gradient all-reduce (in the last micro-batch's backward, once the gradients are
+  whole) and FSDP's weight all-gathers and gradient reduce-scatters overlap the passes they serve; tensor
+  parallelism's all-reduces (two per layer per pass, Megatron's; Shoeybi et al. 2019) do not; expert
+  parallelism's all-to-alls (each tensor-parallel rank dispatching 1/tp of the tokens) do not in the forecast,
+  and hide behind another micro-batch's compute in the bound, as DualPipe and Megatron-Core's "EP A2A overlap"
+  run them (DeepSeek-AI 2024, arXiv:2412.19437, Sec. 3.2.1); context
   parallelism's key-value all-gathers overlap attention; pipeline sends sit on the critical path, but for
   interleaved 1F1B, whose v chunks per stage send v times as often, the steady phase's overlap compute
   (Megatron-Core's ``overlap_p2p_comm``: "NeMo supports the overlap of the PP communications with non-dependant
@@ -42,7 +45,15 @@ from hwlib.pricing import Collective, Part, Work, price
 from hwlib.training.batch import split_batch
 from hwlib.training.finetune import LoRA, step_flops
 from hwlib.training.fp8 import FP8Scaling
-from hwlib.training.mesh import WIRE_BYTES, Mesh, fsdp_shards, local_params, stride_groups
+from hwlib.training.mesh import (
+    WIRE_BYTES,
+    Mesh,
+    expert_pace,
+    fsdp_shards,
+    local_params,
+    routing_imbalance_of,
+    stride_groups,
+)
 from hwlib.training.savers import HOST_PART, Offload, gathered_bytes, offload_memory, saved_state, saver_work, savers_of
 from hwlib.training.zero import chip_bytes
 
@@ -77,7 +88,9 @@ class TrainStep:
     splits its time into ``hwlib.training.forecast.FORECAST_PARTS``; ``time_upper_s`` is the no-overlap bound. The
     step's choices: ``micro_batch_tokens`` per data-parallel rank, ``recompute``, ``zero`` over the dp ranks and
     ``interleave`` chunks per pipeline stage and its ``schedule`` ("" without a pipeline); ``host_memory_bytes``
-    what ``offload`` keeps in host memory per chip. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    what ``offload`` keeps in host memory per chip. ``mfu`` counts the model's FLOPs (the attention's too);
+    ``active_param_mfu`` 6 per active parameter per token, as MoE runs are often quoted (Kaplan et al. 2020's
+    C = 6N). Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
 
     mesh: Mesh
@@ -106,6 +119,7 @@ class TrainStep:
     interleave: int = 1
     schedule: str = ""
     host_memory_bytes: float = 0.0
+    active_param_mfu: float = 0.0
 
     @property
     def parts_s(self) -> dict[str, float]:
@@ -188,7 +202,7 @@ def _zero(zero: object) -> int:
     return int(zero)
 
 
-def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero) -> list:
+def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance=1.0) -> list:
     """The step's collectives (``hwlib.pricing.Collective``) on their groups, those that overlap compute first in
     the order they take the links: context parallelism's behind attention, the gradient all-reduce behind the
     backward pass, FSDP's behind all of it; tensor parallelism's, pipeline sends and expert all-to-alls exposed."""
@@ -214,8 +228,8 @@ def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero) ->
         if zero == 2 and batch.micro_batches > 1:  # sharded gradients: each micro-batch's reduce-scattered
             found.append(Collective("dp all-reduce", "reduce-scatter", grads, group, batch.micro_batches, "backward"))
             found.append(Collective("dp all-reduce", "all-gather", grads, group, 1, "compute"))  # updated weights
-        else:  # an all-reduce, or ZeRO-1's reduce-scatter and all-gather of the same bytes
-            found.append(Collective("dp all-reduce", "all-reduce", grads, group, 1, "backward"))
+        else:  # an all-reduce, or ZeRO-1's reduce-scatter and all-gather of the same bytes, in the last backward
+            found.append(Collective("dp all-reduce", "all-reduce", grads, group, 1, "last backward"))
     if shards > 1:  # weights gathered for the passes, gradients reduce-scattered
         shard_group = group_topology(cluster, shards, mesh.tp, count)
         shard = local_params(model, mesh) * WIRE_BYTES
@@ -238,12 +252,14 @@ def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero) ->
             found.append(Collective("pp send/recv", "send", send, topology["pp"], steady, "compute"))
         else:
             found.append(Collective("pp send/recv", "send", send, topology["pp"], fill + steady))
-    if mesh.ep > 1:  # dispatch and combine per MoE layer per pass; not overlapped
+    if mesh.ep > 1:  # dispatch and combine per MoE layer per pass, each tensor-parallel rank 1/tp of the tokens
         ep_group = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count)
-        routed = micro * table.ep_elements_per_token() * WIRE_BYTES
+        routed = micro / mesh.tp * table.ep_elements_per_token() * WIRE_BYTES * imbalance  # the busiest rank's
         calls = passes * EP_ALL_TO_ALLS_PER_LAYER * per_pass
         hidden = batch.pipeline is not None and "ep all-to-all" in batch.pipeline.hidden_comm
-        found.append(Collective("ep all-to-all", "all-to-all", routed, ep_group, calls, "compute" if hidden else None))
+        found.append(
+            Collective("ep all-to-all", "all-to-all", routed, ep_group, calls, "compute" if hidden else None, "compute")
+        )
     return found
 
 
@@ -267,6 +283,7 @@ def train_step(
     adapter: LoRA | None = None,
     offload: Offload | None = None,
     fp8: str | FP8Scaling | None = None,
+    routing_imbalance: float = 1.0,
 ) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
 
@@ -285,7 +302,10 @@ def train_step(
     the FLOPs LoRA needs: the base's forward and input gradients, the adapters' passes, the attention);
     ``offload`` (``hw.Offload``) keeps the optimizer state or the activations in host memory; ``fp8`` (a key of
     ``hwlib.training.fp8.FP8_SCALINGS``, with ``dtype="fp8"``) adds FP8 training's casts, cached weights and fp8
-    all-gathers (``hwlib.training.savers``). Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    all-gathers (``hwlib.training.savers``). ``routing_imbalance`` (an MoE's) is the busiest expert-parallel
+    rank's routed tokens over the mean: its experts' matmuls and its all-to-alls take that much longer, and the
+    step waits for it (1: balanced, as benchmarks that force-balance the routing run; a capacity factor c caps
+    it at c). Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
@@ -293,6 +313,7 @@ def train_step(
     efficiency = require_efficiency(efficiency)
     one_of("recompute", recompute, RECOMPUTE)
     saved = savers_of(model, adapter, offload, fp8, dtype)
+    imbalance = routing_imbalance_of(model, routing_imbalance)
     batch = split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave, schedule)
     chip, count = cluster.chip, mesh.n_chips
     peak = chip.peak(dtype)
@@ -306,13 +327,18 @@ def train_step(
         model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved
     )
     micro_tokens = batch.micro_tokens / mesh.cp
-    quantized = layer_quantization(chip, table, micro_tokens, mesh.tp) if efficiency.quantization else 1.0
-    found = _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero)
+    quantized = layer_quantization(chip, table, micro_tokens, mesh.tp, ep=mesh.ep) if efficiency.quantization else 1.0
+    found = _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance)
     names = (("fsdp all-gather + reduce-scatter", "dp all-reduce"), "fsdp all-gather + reduce-scatter")  # grads, FSDP
     added, found = saver_work(model, cluster, mesh, batch, recipe, recompute, zero, saved, found, names)
     work = Work(
         parts={
-            "matmuls": Part((model_flops + extra - attention_passes * attention) / count, 0.0, "matmul", quantized),
+            "matmuls": Part(
+                (model_flops + extra - attention_passes * attention) * expert_pace(model, imbalance) / count,
+                0.0,
+                "matmul",
+                quantized,
+            ),
             "attention": Part(attention_passes * attention / count, 0.0, "attention"),
             **added,
         },
@@ -324,6 +350,7 @@ def train_step(
         / count
         * WIRE_BYTES,
         unmodelled=True,
+        accumulation=batch.micro_batches,
     )
     priced = price(work, chip, dtype, efficiency)
     compute = max(float(priced.compute_s), float(priced.memory_s))  # the roofline of the chip's work
@@ -352,6 +379,7 @@ def train_step(
         tokens_per_s=batch.tokens / time,
         mfu=model_flops / (count * peak * time),
         hardware_flops_utilization=(model_flops + extra) / (count * peak * time),
+        active_param_mfu=6.0 * model.params(active=True) * batch.tokens / (count * peak * time),
         memory_parts=memory,
         memory_per_chip_bytes=total,
         usable_bytes=room,

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
-from hwlib.training.plan import best_step
+from hwlib.pricing import BACKWARD_SHARE
+from hwlib.training.plan import PIPELINES, best_step
 from hwlib.training.step import ZERO_SHARDED, step_memory
 
 H100 = hw.cluster("hgx-h100-ndr")
@@ -108,11 +109,51 @@ def test_a_larger_global_batch_never_lowers_the_step_time(mesh, doubling):
     assert large.time_s >= small.time_s and large.forecast_time_s >= small.forecast_time_s
 
 
-def test_the_planner_interleaves_a_pipeline_where_that_is_faster():
+def test_the_planner_takes_the_fastest_pipeline_schedule_that_fits():
     mesh = hw.Mesh(dp=8, tp=8, pp=16)
-    plain = hw.train_step(LLAMA405, H100, mesh, 16 * 2**20, 8192, 8192, "full", zero=1)
     chosen = best_step(LLAMA405, H100, mesh, 16 * 2**20, 8192)
-    assert chosen.interleave > 1 and chosen.schedule == "interleaved-1f1b"
-    assert chosen.forecast_time_s < plain.forecast_time_s and chosen.bubble_time_s < plain.bubble_time_s
+    choice = (chosen.micro_batch_tokens, chosen.recompute)
+    tried = [("1f1b", 1), *PIPELINES]
+    steps = [
+        hw.train_step(LLAMA405, H100, mesh, 16 * 2**20, 8192, *choice, zero=chosen.zero, schedule=s, interleave=v)
+        for s, v in tried
+    ]
+    fastest = min(float(step.forecast_time_s) for step in steps if step.fits)
+    assert float(chosen.forecast_time_s) == pytest.approx(fastest, rel=1e-12)
+    assert chosen.schedule == "zb-v" and chosen.bubble_time_s == 0.0  # no idle at T_F = T_B = T_W
+    assert not steps[-1].fits or steps[-1].forecast_time_s > chosen.forecast_time_s  # DualPipe's two copies
     fixed = best_step(LLAMA405, H100, mesh, 16 * 2**20, 8192, interleave=1)
     assert fixed.interleave == 1 and fixed.schedule == "1f1b"
+    kept = best_step(LLAMA405, H100, mesh, 16 * 2**20, 8192, schedule="interleaved-1f1b", interleave=4)
+    assert kept.interleave == 4 and kept.schedule == "interleaved-1f1b"
+
+
+@pytest.mark.parametrize("gpus", [8192, 16384])
+def test_llama_3_405b_published_mesh_is_within_five_percent_of_the_best(gpus):
+    """Dubey et al. 2024 (arXiv:2407.21783), Table 4: TP 8, CP 1, PP 16, DP = GPUs / 128, 16M tokens of 8,192."""
+    plan = hw.plan_training(LLAMA405, H100, 16 * 2**20, 8192, gpus)
+    published = next(p for p in plan.meshes if p.mesh == hw.Mesh(dp=gpus // 128, tp=8, pp=16))
+    best = plan.feasible[0].step
+    assert published.fits
+    assert float(published.step.forecast_time_s) <= 1.05 * float(best.forecast_time_s)
+
+
+def test_a_pipeline_may_give_the_embedding_and_the_loss_chunks_of_their_own():
+    mesh = hw.Mesh(dp=8, tp=8, pp=16)
+    eight = hw.train_step(LLAMA405, H100, mesh, 16 * 2**20, 8192, 8192, "full", zero=1, interleave=8)
+    assert eight.interleave == 8 and 16 * 8 == LLAMA405.n_layers + 2
+    with pytest.raises(ValueError, match="exceeds the 126 layers with the embedding and the loss"):
+        hw.train_step(LLAMA405, H100, hw.Mesh(dp=8, tp=8, pp=16), 16 * 2**20, 8192, 8192, interleave=9)
+    with pytest.raises(ValueError, match="pp x interleave = 33 exceeds the 32 layers$"):
+        hw.train_step(LLAMA8, H100, hw.Mesh(dp=8), 2**20, 4096, interleave=33)
+
+
+def test_the_gradient_all_reduce_hides_only_behind_the_last_micro_batchs_backward():
+    mesh = hw.Mesh(dp=64)
+    for sequences in (1, 2, 4):
+        step = hw.train_step(LLAMA8, H100, mesh, 2**20, 4096, sequences * 4096, "none")
+        micro_batches = 4 // sequences
+        window = BACKWARD_SHARE * step.compute_time_s / micro_batches
+        reduce = step.comm_time_s["dp all-reduce"]
+        assert step.exposed_comm_time_s["dp all-reduce"] == pytest.approx(max(reduce - window, 0.0), rel=1e-9)
+        assert step.time_s == pytest.approx(step.compute_time_s + max(reduce - window, 0.0), rel=1e-9)

@@ -86,13 +86,15 @@ class TransformerTable(ParameterTable):
             return np.zeros(np.broadcast(np.asarray(tokens), attention).shape)
         return attention if recompute == "selective" else self.forward_flops(tokens, attention)
 
-    def layer_matmuls(self, tokens: Number, tp: int = 1, expert_parallel: bool = False) -> tuple:
+    def layer_matmuls(self, tokens: Number, tp: int = 1, expert_parallel: bool = False, ep: int = 1) -> tuple:
         """The forward matmuls of one layer on one of ``tp`` tensor-parallel chips for ``tokens`` tokens, as
         (rows, columns, FLOP share, groups) of their outputs: QKV (columns (n_h + 2 n_kv) d_h / tp; an MLA's query
         and latent projections), the attention output (d), the MLP's up and gate (their widths / tp) and down (d).
         An MoE's experts run as one grouped GEMM over the experts the step touches (``groups``), each taking its
         share of the k routed copies of the tokens; ``expert_parallel`` keeps experts whole (widths unsplit), 1/tp
-        of those touched per chip. Shares sum to 1; rows and groups broadcast with ``tokens``."""
+        of those touched per chip. Under ``ep``-way expert parallelism (training) the tokens of ``ep`` ranks meet at
+        each chip's 1/ep of the experts: ep times the rows over 1/ep of the groups. Shares sum to 1; rows and groups
+        broadcast with ``tokens``."""
         model = self._structured()
         rows = np.asarray(tokens, dtype=float)
         d, q, kv = model.d_model, self.q_width, self.kv_width
@@ -101,10 +103,10 @@ class TransformerTable(ParameterTable):
         moe = model.is_moe and bool(self.moe_mask.any())
         width = model.d_ff_expert if moe else model.d_ff
         up = (2 if model.mlp == "gated" else 1) * width
-        touched = np.maximum(self.experts_touched(rows), 1.0) if moe else np.ones_like(rows)
-        mlp_rows = np.maximum(rows * model.experts_per_token / touched, 1.0) if moe else rows
+        touched = np.maximum(self.experts_touched(rows * ep), 1.0) if moe else np.ones_like(rows)
+        mlp_rows = np.maximum(rows * ep * model.experts_per_token / touched, 1.0) if moe else rows
         split = 1 if expert_parallel and moe else tp
-        groups = np.maximum(touched * split / tp, 1.0)
+        groups = np.maximum(touched * split / (tp * ep), 1.0)
         columns = np.array([(q + 2 * kv) / tp, d, up / split, d])
         inner = np.array([d, inner_out, d, width / split])
         used = max(self.experts_used, 1) if moe else 1

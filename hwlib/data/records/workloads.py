@@ -126,7 +126,8 @@ class TrainingRun:
     "megatron_tflops" (teraFLOP/s per GPU counted by Narayanan et al.'s Eq. 3, which includes the
     recomputed forward), "mfu" (model FLOPs utilization) or "tokens_per_s_per_chip". ``dtype`` is the
     matmuls' peak the bound uses; ``causal`` False where the run's kernels computed the whole score matrix.
-    ``micro_batch_sequences`` and ``interleave`` (pipeline chunks per stage) where the run states them.
+    ``micro_batch_sequences``, ``interleave`` (pipeline chunks per stage) and ``schedule`` (the pipeline schedule,
+    ``hwlib.training.schedules.SCHEDULES``) where the run states them.
     ``attention``: the fraction of the bf16 peak its attention kernels reach, where the run's stated software
     predates the kernel the chip's record holds (None: the chip's record). ``outside_model`` says what the run
     depends on that the step model leaves out ("" where nothing); such
@@ -150,6 +151,7 @@ class TrainingRun:
     micro_batch_sequences: int | None = None
     interleave: int | None = None
     attention: object = None
+    schedule: str | None = None
     outside_model: str = ""
 
     def __post_init__(self) -> None:

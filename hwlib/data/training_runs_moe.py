@@ -1,0 +1,130 @@
+"""Mixture-of-experts training runs: Megatron-Bridge's H100 rows (Qwen3-30B-A3B on 16 GPUs, DeepSeek-V3 on 1,024)
+and DeepSeek-V3's own pre-training on 2,048 H800s. Each keeps its bound check; the forecast's fit leaves them out
+(``outside_model``) until the expert all-to-all's overlap and routing are in the model. Chapter :ref:`ch-sharding`.
+"""
+
+from __future__ import annotations
+
+from hwlib.data.records import TrainingRun, cite
+from hwlib.data.training_rows import MODEL_BY_KEY as _MODEL
+
+_MBRIDGE_ARCHIVE = cite(
+    "NVIDIA-NeMo/Megatron-Bridge, docs/performance-summary-archive.md (commit 067f987d), "
+    "https://docs.nvidia.com/nemo/megatron-bridge/latest/performance-summary-archive.html",
+    "2026-12-06",
+)
+_FORCED = (
+    "The page: 'In MoE training benchmarks, we force-balance the token distribution among experts and all benchmarks "
+    "are token-dropless' (routing_imbalance 1)."
+)
+_A2A_OVERLAP = (
+    "Megatron-Core overlaps the expert all-to-all with another micro-batch's compute ('EP A2A overlap', the MoE "
+    "README) and dispatches with DeepEP, where the step leaves the all-to-all exposed"
+)
+
+# (release, the row as printed: System | #-GPUs | Precision | GBS | MBS | Sequence Length | [FSDP |] TP | PP | CP | VP
+# | EP | Tokens / sec / GPU | Model TFLOP / sec / GPU)
+_QWEN3_ROWS = (
+    ("26.06", "| DGX-H100 | 16 | FP8 | 1024 | 1 | 4096 | 1 | 1 | 1 | n/a | 16 | 8826 | 203 |"),
+    ("26.04.01", "| DGX-H100 | 16 | FP8 | 1024 | 1 | 4096 | 0 | 1 | 1 | 1 | n/a | 16 | 8960 | 206 |"),
+    ("26.02.01", "| DGX-H100 | 16 | FP8 | 1024 | 1 | 4096 | 0 | 1 | 2 | 1 | 12 | 8 | 9058 | 208 |"),
+)
+
+
+def _qwen3_run(release: str, row: str) -> TrainingRun:
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    if len(cells) == 13:  # 26.06 prints no FSDP column
+        cells.insert(6, "0")
+    _, gpus, _, gbs, mbs, seq, _, tp, pp, cp, vp, ep, tokens, _ = cells
+    gpus, gbs, mbs, seq, tp, pp, cp, ep = (int(cell) for cell in (gpus, gbs, mbs, seq, tp, pp, cp, ep))
+    return TrainingRun(
+        key=f"mbridge{release.replace('.', '')}-h100-qwen3-30b-a3b",
+        source=f"Megatron-Bridge, {release} performance summary",
+        model=_MODEL["qwen3-30b-a3b"],
+        cluster_key="hgx-h100-ndr",
+        mesh={"tp": tp, "pp": pp, "cp": cp, "dp": gpus // (tp * pp * cp), "ep": ep},
+        global_batch_sequences=gbs,
+        seq_len=seq,
+        recompute="none",
+        dtype="fp8",
+        metric="tokens_per_s_per_chip",
+        measured=_MBRIDGE_ARCHIVE(
+            float(tokens), "tokens/s", row, f"Tokens / sec / GPU, Qwen3_30B_a3B, NeMo {release}."
+        ),
+        note=f"DGX-H100 (network not stated: modelled as hgx-h100-ndr); FP8; DDP; dp = GPUs / (TP PP CP) [derived]. "
+        f"{_FORCED} Recomputation not stated: none, the least, keeps the bound a bound.",
+        micro_batch_sequences=mbs,
+        interleave=int(vp) if pp > 1 else None,
+        outside_model=_A2A_OVERLAP,
+    )
+
+
+_DEEPSEEK_H100_ROW = (
+    "| DeepSeekV3 (dropless) | 1024 | 8192 | 1 | 4096 | 0 | 2 | 8 | 1 | 4 | 64 | 128 | 1297 | 338 (330) |"
+)
+
+_DEEPSEEK_V3 = cite(
+    "DeepSeek-AI, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, Sec. 1, 3.1, 3.2 and 4.2", "2026-12-06"
+)
+_H800_GPU_HOURS_PER_TRILLION = 180e3
+"""H800 GPU-hours per trillion tokens of DeepSeek-V3's pre-training (arXiv:2412.19437, Sec. 1)."""
+
+RUNS: tuple[TrainingRun, ...] = (
+    *(_qwen3_run(release, row) for release, row in _QWEN3_ROWS),
+    TrainingRun(
+        key="mbridge2509-h100-deepseek-v3",
+        source="Megatron-Bridge, 25.09 performance summary",
+        model=_MODEL["deepseek-v3"],
+        cluster_key="hgx-h100-ndr",
+        mesh={"tp": 2, "pp": 8, "dp": 64, "ep": 64},
+        global_batch_sequences=8192,
+        seq_len=4096,
+        recompute="none",
+        dtype="fp8",
+        metric="tokens_per_s_per_chip",
+        measured=_MBRIDGE_ARCHIVE(
+            1297.0,
+            "tokens/s",
+            _DEEPSEEK_H100_ROW,
+            "Tokens / sec / GPU outside the parentheses; the 25.09 table prints no precision: its footnote's "
+            "'For H100 system, 128x128 for weights and 1x128 for activations' is FP8's quantization granularity.",
+        ),
+        note="DGX-H100 (network not stated: modelled as hgx-h100-ndr); FSDP 0, TP 2, PP 8, CP 1, VP 4, EP 64, GA 128; "
+        "dp = 1024 / (2 x 8) = 64 [derived]. 'In token-dropless MoE training benchmarks, we force-balance the token "
+        "distribution among experts.' Recomputation not stated: none. The multi-token-prediction module is not "
+        "counted (fewer FLOPs, so the bound stays a bound).",
+        micro_batch_sequences=1,
+        interleave=4,
+        outside_model=_A2A_OVERLAP,
+    ),
+    TrainingRun(
+        key="deepseek-v3-2048-h800",
+        source="DeepSeek-V3, DeepSeek-AI 2024",
+        model=_MODEL["deepseek-v3"],
+        cluster_key="hgx-h800-ndr",
+        mesh={"pp": 16, "dp": 128, "ep": 64},
+        global_batch_sequences=15360,
+        seq_len=4096,
+        recompute="none",
+        dtype="fp8",
+        metric="tokens_per_s_per_chip",
+        measured=_DEEPSEEK_V3(
+            1e12 / (_H800_GPU_HOURS_PER_TRILLION * 3600),
+            "tokens/s",
+            "training DeepSeek-V3 on each trillion tokens requires only 180K H800 GPU hours, i.e., 3.7 days on our "
+            "cluster with 2048 H800 GPUs",
+            "[derived] 1e12 tokens over 180,000 GPU-hours: 1,543 tokens/s per GPU, averaged over the pre-training "
+            "(its batch grows from 3,072 sequences to 15,360 over the first 469B tokens).",
+        ),
+        note="Sec. 3.1: 'trained on a cluster equipped with 2048 NVIDIA H800 GPUs'; Sec. 3.2: '16-way Pipeline "
+        "Parallelism (PP), 64-way Expert Parallelism (EP) spanning 8 nodes, and ZeRO-1 Data Parallelism (DP)', "
+        "'without using costly Tensor Parallelism (TP)', DualPipe; Sec. 3.3: FP8 GEMMs; Sec. 4.2: 'maximum sequence "
+        "length to 4K', batch 15,360 after the first 469B tokens. Sec. 3.2.3 recomputes 'all RMSNorm operations and "
+        "MLA up-projections': recorded as none, the least.",
+        schedule="dualpipe",
+        outside_model="Node-limited routing ('each token will be ensured to be sent to at most 4 nodes') sends each "
+        "token across InfiniBand once per node and forwards it over NVLink, and dispatch moves FP8 activations, where "
+        "the step's all-to-all sends each of the k copies in bf16 over the slowest link",
+    ),
+)
+"""Mixture-of-experts training runs with their stated configuration."""

@@ -1,0 +1,115 @@
+"""Mixture-of-experts training (hwlib/training/step.py, mesh.py): the expert all-to-all, routing imbalance, the
+grouped GEMM fed by the expert-parallel group, MFU per active parameter, and the measured MoE runs."""
+
+from __future__ import annotations
+
+import pytest
+
+import hwlib as hw
+from hwlib.pricing import BACKWARD_SHARE
+from hwlib.training.mesh import expert_pace
+from hwlib.training.plan import training_run_bound
+
+H100, H800 = hw.cluster("hgx-h100-ndr"), hw.cluster("hgx-h800-ndr")
+QWEN3, DEEPSEEK, LLAMA8 = hw.model("qwen3-30b-a3b"), hw.model("deepseek-v3"), hw.model("llama-3-8b")
+BATCH, SEQ = 1024 * 4096, 4096
+EP16 = hw.Mesh(dp=16, ep=16)
+
+
+def _step(mesh=EP16, **options):
+    return hw.train_step(QWEN3, H100, mesh, BATCH, SEQ, SEQ, "none", dtype="fp8", **options)
+
+
+def test_an_imbalanced_routing_slows_the_experts_and_their_all_to_alls_by_its_factor():
+    even, skewed = _step(), _step(routing_imbalance=1.5)
+    experts = QWEN3.param_breakdown(active=True)["experts"] / QWEN3.matmul_params(active=True)
+    assert 0.5 < experts < 1 and expert_pace(QWEN3, 1.5) == pytest.approx(1 + 0.5 * experts)
+    matmuls = (step.forecast_parts_s["matmuls"] for step in (even, skewed))
+    assert next(matmuls) * (1 + 0.5 * experts) == pytest.approx(next(matmuls), rel=1e-9)
+    assert skewed.compute_time_s > even.compute_time_s
+    assert skewed.comm_time_s["ep all-to-all"] > 1.4 * even.comm_time_s["ep all-to-all"]
+    assert skewed.mfu < even.mfu and skewed.memory_per_chip_bytes == even.memory_per_chip_bytes
+
+
+def test_routing_imbalance_is_refused_where_it_means_nothing():
+    with pytest.raises(ValueError, match="routing_imbalance must be >= 1"):
+        _step(routing_imbalance=0.9)
+    with pytest.raises(ValueError, match="routing_imbalance must be 1 for a dense model"):
+        hw.train_step(LLAMA8, H100, hw.Mesh(dp=8), 2**20, 4096, routing_imbalance=1.2)
+    with pytest.raises(TypeError, match="routing_imbalance must be one number"):
+        _step(routing_imbalance=[1.0, 1.2])
+
+
+def test_each_tensor_parallel_rank_dispatches_its_share_of_the_tokens():
+    table = QWEN3.table()
+    one = _step()
+    ep_group = hw.group_topology(H100, 16, 1, 16)
+    per_micro = SEQ * table.ep_elements_per_token() * 2
+    layers, micro_batches = QWEN3.n_layers, BATCH / SEQ / 16
+    calls = 2 * 2 * layers * micro_batches  # dispatch and combine, forward and backward
+    assert one.comm_time_s["ep all-to-all"] == pytest.approx(
+        calls * hw.collective_time_s("all-to-all", per_micro, ep_group), rel=1e-9
+    )
+    paired = _step(hw.Mesh(dp=8, tp=2, ep=8))
+    group = hw.group_topology(H100, 8, 2, 16)
+    assert paired.comm_time_s["ep all-to-all"] == pytest.approx(
+        calls * 2 * hw.collective_time_s("all-to-all", per_micro / 2, group), rel=1e-9
+    )
+
+
+def test_the_bound_hides_the_all_to_all_behind_compute_and_the_forecast_does_not():
+    step = _step()
+    whole, exposed = step.comm_time_s["ep all-to-all"], step.exposed_comm_time_s["ep all-to-all"]
+    hidden_first = step.comm_time_s["dp all-reduce"]  # the gradients take their turn on the links first
+    assert whole - step.compute_time_s <= exposed <= whole - step.compute_time_s + hidden_first
+    assert step.forecast_parts_s["exposed communication"] > whole * 0.99  # exposed at the achieved rate
+
+
+def test_the_grouped_gemm_takes_the_tokens_of_the_whole_expert_parallel_group():
+    table = DEEPSEEK.table()
+    rows, _, _, groups = table.layer_matmuls(4096.0, 1, ep=64)
+    alone, _, _, alone_groups = table.layer_matmuls(4096.0)
+    k, experts = DEEPSEEK.experts_per_token, DEEPSEEK.n_experts
+    assert rows[..., 2] == pytest.approx(4096 * 64 * k / float(table.experts_touched(4096.0 * 64)))
+    assert alone[..., 2] == pytest.approx(4096 * k / float(table.experts_touched(4096.0)))
+    assert groups[..., 2] == pytest.approx(float(table.experts_touched(4096.0 * 64)) / 64)
+    assert rows[..., 0] == alone[..., 0] and experts == 256 and alone_groups[..., 2] > groups[..., 2]
+
+
+def test_mfu_counts_the_model_flops_and_six_per_active_parameter():
+    step = _step()
+    chips, peak = 16, H100.chip.peak("fp8")
+    active = 6 * QWEN3.params(active=True) * BATCH / (chips * peak * step.time_s)
+    assert step.active_param_mfu == pytest.approx(active, rel=1e-12)
+    assert step.mfu > step.active_param_mfu  # the attention's FLOPs count in the model's
+
+
+def test_deepseek_v3s_own_run_is_quoted_three_ways():
+    """arXiv:2412.19437: 180K H800 GPU-hours per trillion tokens. Six FLOPs per active parameter per token at the
+    FP8 peak is the 17 % quoted for it; the model's FLOPs, with the attention's, and the BF16 peak give more."""
+    run = next(run for run in hw.training_runs() if run.key == "deepseek-v3-2048-h800")
+    measured = float(run.measured.value)
+    assert measured == pytest.approx(1e12 / (180e3 * 3600))
+    _, step = training_run_bound(run)
+    scale = measured * 2048 / step.tokens_per_s  # the step's MFU at the measured speed
+    to_bf16 = H800.chip.peak("fp8") / H800.chip.peak("bf16")
+    assert step.active_param_mfu * scale == pytest.approx(0.17, abs=0.01)
+    assert 0.17 < step.mfu * scale < step.active_param_mfu * scale * to_bf16 < step.mfu * scale * to_bf16
+    assert step.schedule == "dualpipe" and step.n_chips == 2048
+
+
+def test_every_moe_run_stays_below_its_bound():
+    runs = [run for run in hw.training_runs() if run.model.is_moe]
+    assert len(runs) == 5 and {run.cluster_key for run in runs} == {"hgx-h100-ndr", "hgx-h800-ndr"}
+    for run in runs:
+        bound, step = training_run_bound(run)
+        assert float(run.measured.value) < bound, run.key
+        assert step.mesh.ep == run.mesh["ep"] and run.outside_model
+
+
+def test_the_h800_is_an_h100_with_less_nvlink():
+    h800, h100 = hw.chip("H800"), hw.chip("H100")
+    assert h800.peak("fp8") == h100.peak("fp8") and h800.hbm.value == h100.hbm.value
+    assert h800.interconnect.value == 400e9 and h100.interconnect.value == 900e9
+    assert H800.node_size == 8 and hw.deployment(h800).sizes == (8,)
+    assert BACKWARD_SHARE == pytest.approx(2 / 3)
