@@ -143,7 +143,8 @@ def test_palm_540b_on_two_v4_pods_is_below_its_bound():
     bound, step = training_run_bound(run)
     measured = float(run.measured.value)
     assert measured == pytest.approx(238.3e3 / 6144)
-    assert measured < bound < 1.4 * measured  # the bound brackets the run from above
+    assert measured < bound < 1.7 * measured  # the bound brackets the run from above
+    assert step.mfu == pytest.approx(6 / 8)  # every collective hidden: full recomputation's ceiling
     # one model-parallel all-reduce per parallel layer: the forecast is below the run, by less than a third
     assert 0.7 * measured < training_run_forecast(run) < measured
     # counted as the paper counts (the whole score matrix), the run's 238.3K tokens/s is its 46.2% MFU
@@ -158,3 +159,41 @@ def test_the_squeeze_joins_slices_over_the_dcn():
     assert three.allreduce_time_s > one.allreduce_time_s
     with pytest.raises(ValueError, match="at most 18432"):
         hw.cluster_squeeze(V5P, 70e9, 24576)
+
+
+def test_maxtexts_2023_models_are_the_shapes_its_code_built():
+    """MaxText's v5e table (2023): 16B, 32B, 64B and 128B from global_parameter_scale 16 to 128; the counts are the
+    code's, T5 relative-position biases of (heads, 32) per layer included (the shape leaves them out)."""
+    runs = {run.key: run for run in hw.training_runs() if run.key.startswith("maxtext-v5e-")}
+    assert len(runs) == 24
+    counts = {"16b": 16_274_101_248, "32b": 32_548_169_728, "64b": 64_760_784_896, "128b": 129_185_359_872}
+    for size, count in counts.items():
+        model = runs[f"maxtext-v5e-1x256-{size}"].model
+        assert model.params() + 32 * model.n_heads * model.n_layers == count
+        assert model.parallel_block and not model.causal and model.tied_embeddings and model.head_dim == 256
+
+
+def test_maxtexts_multislice_runs_stay_below_their_bound_and_lose_little_over_the_dcn():
+    runs = {run.key: run for run in hw.training_runs() if run.key.startswith("maxtext-v5e-")}
+    for size in ("16b", "32b", "64b"):
+        one, many = runs[f"maxtext-v5e-1x256-{size}"], runs[f"maxtext-v5e-32x256-{size}"]
+        bound_one, step_one = training_run_bound(one)
+        bound_many, step_many = training_run_bound(many)
+        assert many.measured.value < one.measured.value < bound_one
+        assert step_many.mesh == hw.Mesh(fsdp=256, dp=32) and step_many.n_chips == 8192
+        assert step_many.comm_time_s["dp all-reduce"] > 0 == step_many.exposed_comm_time_s["dp all-reduce"]
+        assert bound_many == pytest.approx(bound_one)  # the gradients' DCN all-reduce hides behind the backward
+        assert many.outside_model  # v5e's own matmul efficiency is not recorded: out of the fit
+
+
+def test_the_planner_prices_maxtexts_published_mesh_against_a_pipeline_without_recomputation():
+    """32B on 32 v5e-256 slices, 4 sequences of 2,048 per chip: the run's FSDP-in-slice, data-parallel-across mesh
+    recomputes everything to fit 16 GB; the planner's best pipelines the model and recomputes nothing."""
+    (run,) = [run for run in hw.training_runs() if run.key == "maxtext-v5e-32x256-32b"]
+    cluster = hw.cluster(run.cluster_key)
+    tokens = run.global_batch_sequences * run.seq_len
+    plan = hw.plan_training(run.model, cluster, tokens, run.seq_len, 8192, causal=False)
+    published = next(p for p in plan.meshes if p.mesh == hw.Mesh(fsdp=256, dp=32))
+    best = plan.feasible[0].step
+    assert published.fits and published.step.recompute == "full" and best.recompute == "none" and best.mesh.pp > 1
+    assert 1.0 < float(published.step.forecast_time_s / best.forecast_time_s) < 8 / 6

@@ -1,10 +1,10 @@
-"""Training runs from Google's MaxText recipes on TPU v6e (Trillium), as AI-Hypercomputer/tpu-recipes' READMEs
-print them. Chapter :ref:`ch-sharding`.
+"""Training runs from Google's MaxText: its recipes on TPU v6e (Trillium), as AI-Hypercomputer/tpu-recipes' READMEs
+print them, and its 2023 Multislice table on 1 to 32 TPU v5e slices of 256 chips. Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
 
-from hwlib.data.records import TrainingRun, cite
+from hwlib.data.records import ModelShape, TrainingRun, cite
 from hwlib.data.training_rows import MODEL_BY_KEY as _MODEL
 
 # --- MaxText on TPU v6e (Trillium): AI-Hypercomputer/tpu-recipes READMEs -------------------------------------------
@@ -198,4 +198,116 @@ def _maxtext_run(key, model_key, path, commit, chips, pdbs, seq, remat, line) ->
     )
 
 
-RUNS: tuple[TrainingRun, ...] = tuple(_maxtext_run(*row) for row in _MAXTEXT_ROWS)
+# --- MaxText's Multislice table on TPU v5e (2023) ----------------------------------------------------------------
+
+_V5E_TABLE = cite(
+    "AI-Hypercomputer/maxtext, README.md 'Runtime Performance Results', 'TPU v5e' (commit 75a43060; the table as "
+    "commit e47fa1b5 left it on 2023-10-31, with the run scripts MaxText/configs/largest_job/{16b,32b,64b,128b}.sh "
+    "and MaxText/configs/base.yml at e47fa1b5)",
+    "2026-12-06",
+)
+_V5E_HEADER = (
+    "| Hardware | 16B TFLOP/sec/chip | 16B MFU | 32B TFLOP/sec/chip | 32B MFU | 64B TFLOP/sec/chip | 64B MFU | "
+    "128B TFLOP/sec/chip | 128B MFU |"
+)
+_V5E_ROWS = (
+    "| 1x v5e-256 | 120 | 61.10% | 132 | 66.86% | 118 | 59.90% | 110 | 56.06% |",
+    "| 2x v5e-256 | 117 | 59.37% | 128 | 64.81% | 112 | 56.66% | 110 | 55.82% |",
+    "| 4x v5e-256 | 117 | 59.14% | 126 | 64.10% | 110 | 55.85% | 108 | 54.93% |",
+    "| 8x v5e-256 | 115 | 58.27% | 125 | 63.67% | 108 | 54.96% | 104 | 52.93% |",
+    "| 16x v5e-256 | 111 | 56.56% | 123 | 62.26% | 105 | 53.29% | 100 | 50.86% |",
+    "| 32x v5e-256 | 108 | 54.65% | 119 | 60.40% | 99 | 50.18% | 91 | 46.25% |",
+)
+_V5E_BASE = (
+    "base.yml at e47fa1b5: 'base_emb_dim: 2560', 'base_num_heads: 8', 'base_mlp_dim: 8192', "
+    "'base_num_decoder_layers: 16', 'head_dim: 256', 'mlp_activations: [\"relu\"]', 'logits_via_embedding: True', "
+    "'vocab_size: 32_768'; pyconfig.get_individual_scales multiplies d, heads, the MLP and the layers by 2^k "
+    "(global_parameter_scale {scale}: x{emb}, x{heads}, x{heads}, x{layers}); layers.py: one RMS pre-norm, attention "
+    "and a ReLU MLP in parallel ('next_layer_addition = mlp_lnx + attention_lnx'), no biases, tied embeddings, T5 "
+    "relative-position biases of (heads, 32) per layer (left out: {bias:,} parameters)"
+)
+
+
+def _maxtext_2023(size: str, scale: int, emb: int, heads: int, layers: int) -> ModelShape:
+    d, n_heads, n_layers = 2560 * emb, 8 * heads, 16 * layers
+    return ModelShape(
+        key=f"maxtext-2023-{size}",
+        name=f"MaxText {size.upper()} (2023)",
+        n_layers=n_layers,
+        d_model=d,
+        n_heads=n_heads,
+        n_kv_heads=n_heads,
+        head_dim=256,
+        d_ff=8192 * heads,
+        mlp="gelu",
+        vocab=32768,
+        tied_embeddings=True,
+        norms_per_layer=1,
+        parallel_block=True,
+        causal=False,
+        source=_V5E_BASE.format(scale=scale, emb=emb, heads=heads, layers=layers, bias=32 * n_heads * n_layers),
+        note="The model MaxText's global_parameter_scale built in October 2023 (its defaults changed in 2024): a "
+        "parallel block, a ReLU MLP (priced as the plain two-matrix MLP, 'gelu'), multi-head attention with 256-wide "
+        "heads. causal=False: the flash kernel of that code ran 'causal = False', and the table's FLOPs count the "
+        "whole score matrix (train.py: 'attention_tflops = 12 * config.num_heads * config.num_decoder_layers * "
+        "config.head_dim * config.max_target_length**2').",
+    )
+
+
+_V5E_MODELS = {  # size: (model, per-device batch, remat, ICI mesh within a slice)
+    "16b": (_maxtext_2023("16b", 16, 2, 4, 2), 6, {"fsdp": 256}),
+    "32b": (_maxtext_2023("32b", 32, 4, 4, 2), 4, {"fsdp": 256}),
+    "64b": (_maxtext_2023("64b", 64, 4, 4, 4), 2, {"fsdp": 256}),
+    "128b": (_maxtext_2023("128b", 128, 4, 8, 4), 1, {"fsdp": 16, "tp": 16}),
+}
+
+
+def _v5e_run(row: str, column: int, size: str) -> TrainingRun:
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    slices = int(cells[0].split("x")[0])
+    model, per_device, ici = _V5E_MODELS[size]
+    mfu = cells[2 * column + 2]
+    chips = 256 * slices
+    return TrainingRun(
+        key=f"maxtext-v5e-{slices}x256-{size}",
+        source="MaxText, v5e Multislice table (2023)",
+        model=model,
+        cluster_key="tpu-v5e-multislice",
+        mesh={**ici, "dp": slices},
+        global_batch_sequences=per_device * chips,
+        seq_len=2048,
+        recompute="full",
+        dtype="bf16",
+        metric="mfu",
+        causal=False,
+        measured=_V5E_TABLE(
+            float(mfu.rstrip("%")) / 100,
+            "1",
+            f"{_V5E_HEADER} {row}",
+            f"{size.upper()} MFU on {slices} x v5e-256. The README does not say which peak; every cell's TFLOP/s "
+            "over its MFU is 196 to 198, v5e's 197 TFLOP/s BF16 [derived]. bf16 compute ('dtype: \"bfloat16\"', "
+            "'int8_training: False'), fp32 parameters.",
+        ),
+        note=f"{chips:,} chips in {slices} slice{'s' if slices > 1 else ''} of 256; "
+        f"'per_device_batch_size={per_device}', 'max_target_length=2048', 'remat_policy=full', flash attention, "
+        "synthetic data, each data-parallel rank's whole batch at once (no gradient accumulation); within a slice "
+        + ("'ici_fsdp_parallelism=16 ici_tensor_parallelism=16'" if "tp" in ici else "FSDP over its 256 chips")
+        + " ('ici_fsdp_parallelism: -1'), across slices data parallelism over the DCN ('dcn_data_parallelism: -1').",
+        outside_model=_V5E_OUTSIDE + (_V5E_TP if "tp" in ici else ""),
+    )
+
+
+_V5E_OUTSIDE = (
+    "v5e's own matmul efficiency: the forecast takes the TPU7x microbenchmarks' (hwlib.data.efficiencies), and these "
+    "runs' matmuls reach more (32B on one slice: 66.86 % MFU with full recomputation, about 89 % of the peak in "
+    "FLOPs computed [derived, x 8/6])"
+)
+_V5E_TP = (
+    "; and XLA overlaps the tensor-parallel collectives with the matmuls they feed (async collective fusion in its "
+    "LIBTPU_INIT_ARGS), where the forecast leaves them exposed"
+)
+
+
+RUNS: tuple[TrainingRun, ...] = tuple(_maxtext_run(*row) for row in _MAXTEXT_ROWS) + tuple(
+    _v5e_run(row, column, size) for column, size in enumerate(_V5E_MODELS) for row in _V5E_ROWS
+)

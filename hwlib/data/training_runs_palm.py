@@ -48,7 +48,7 @@ RUNS: tuple[TrainingRun, ...] = (
         outside_model="Its cross-pod gradient transfer did not overlap the backward pass ('a lack of overlap between "
         "the backward pass and the cross-pod gradient reduction', Sec. 4), where the step hides it; and its "
         "model-parallel all-reduces (one per parallel layer and pass, ModelShape.parallel_block) overlap its matmuls "
-        "in part, where the step leaves them exposed",
+        "in part, where the forecast leaves them exposed (the bound hides them)",
     ),
 )
 """PaLM 540B on two 3,072-chip TPU v4 pods."""

@@ -1,24 +1,20 @@
 """A training step on a mesh (``hwlib.training.mesh``): its work, priced by the one pricer (``hwlib.pricing``), and
 its memory per chip. Per chip and step:
 
-* **compute**: the model's training FLOPs (``ModelShape.flops_per_token``, 6 P per token plus
-  attention) and the forward again under recomputation (all of it for ``full``, the attention
-  for ``selective``), at the chip's peak;
-* **pipeline bubble**: (pp - 1) / (v m) of the compute for m micro-batches and v interleaved
-  chunks per stage (Narayanan et al. 2021, Sec. 2.2);
-* **collectives** (``collective_time_s`` on each group's topology) and what of them hides behind
-  compute: data-parallel gradient all-reduce (in the last micro-batch's backward, once the gradients are
-  whole) and FSDP's weight all-gathers and gradient reduce-scatters overlap the passes they serve; tensor
-  parallelism's all-reduces (two per layer per pass, Megatron's; Shoeybi et al. 2019) do not; expert
-  parallelism's all-to-alls (each tensor-parallel rank dispatching 1/tp of the tokens) do not in the forecast,
-  and hide behind another micro-batch's compute in the bound, as DualPipe and Megatron-Core's "EP A2A overlap"
-  run them (DeepSeek-AI 2024, arXiv:2412.19437, Sec. 3.2.1); context
-  parallelism's key-value all-gathers overlap attention; pipeline sends sit on the critical path, but for
-  interleaved 1F1B, whose v chunks per stage send v times as often, the steady phase's overlap compute
-  (Megatron-Core's ``overlap_p2p_comm``: "NeMo supports the overlap of the PP communications with non-dependant
-  computations in the 1F1B stage ... The PP communications in pipeline fill and flush are still exposed", NeMo's
-  guide "Communication Overlap" in the NVIDIA/NeMo repository, read 2026-12-06),
-  and DualPipe hides them all.
+* **compute**: the model's training FLOPs (``ModelShape.flops_per_token``) and the forward again under
+  recomputation (all of it for ``full``, the attention for ``selective``), at the chip's peak;
+* **pipeline bubble**: the schedule's (``hwlib.training.schedules``);
+* **collectives** (``collective_time_s`` on each group's topology) and what hides behind compute: the
+  data-parallel gradient all-reduce in the last micro-batch's backward (the gradients are whole only then); FSDP's
+  gathers and reduce-scatters behind the passes they serve; context parallelism's behind attention; tensor
+  parallelism's all-reduces (two per layer per pass; Shoeybi et al. 2019) and the expert all-to-alls (each
+  tensor-parallel rank dispatching 1/tp of the tokens) exposed in the forecast, hidden in the bound as the best
+  implementations run them (collective matmuls: Wang et al., ASPLOS 2023, "Overlap Communication with Dependent
+  Computation via Decomposition in Large Deep Learning Models", XLA's async collective fusion, Transformer Engine's
+  ``tp_comm_overlap``; all-to-alls behind another micro-batch: DualPipe, arXiv:2412.19437, Sec. 3.2.1); pipeline
+  sends on the critical path, but interleaved 1F1B's steady phase overlaps them (Megatron-Core's
+  ``overlap_p2p_comm``: "The PP communications in pipeline fill and flush are still exposed", NeMo's guide
+  "Communication Overlap", read 2026-12-06) and DualPipe hides them all.
 
 Memory per chip: the training state after sharding over tp x pp (experts over ep as well) and over
 the fsdp x cp ranks (ZeRO-3, as torchtitan folds the context-parallel ranks into its FSDP mesh; under
@@ -240,7 +236,7 @@ def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, im
     if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
         tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
         calls = passes * table.tp_allreduces_per_layer * per_pass
-        found.append(Collective("tp all-reduce", "all-reduce", tp_bytes, topology["tp"], calls))
+        found.append(Collective("tp all-reduce", "all-reduce", tp_bytes, topology["tp"], calls, None, "compute"))
     if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
         send = micro * table.pp_elements_per_token() * WIRE_BYTES / mesh.tp  # Megatron scatters over tp ranks
         pipeline = batch.pipeline
