@@ -66,6 +66,12 @@ def test_active_parameters_as_published():
         assert round(hw.model(key).params(active=True) / 1e9) == 17  # "17B (Activated)"
     v2 = read(TESTS / "deepseek-v2.from-pydict.json")
     assert round(v2.params() / 1e9) == 236 and round((v2.params(active=True) - v2.vocab * v2.d_model) / 1e9) == 21
+    # group-limited routing: "topk_method": "group_limited_greedy" (V2), "noaux_tc" (V3) read n_group, topk_group
+    assert (v2.expert_groups, v2.groups_per_token) == (8, 3) and (
+        deepseek.expert_groups,
+        deepseek.groups_per_token,
+    ) == (8, 4)
+    assert (hw.model("qwen3-30b-a3b").expert_groups, hw.model("mixtral-8x7b").groups_per_token) == (0, 0)
 
 
 def test_configs_beside_the_catalogue_count_as_published():

@@ -250,12 +250,16 @@ def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, im
             found.append(Collective("pp send/recv", "send", send, topology["pp"], fill + steady))
     if mesh.ep > 1:  # dispatch and combine per MoE layer per pass, each tensor-parallel rank 1/tp of the tokens
         ep_group = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count)
-        routed = micro / mesh.tp * table.ep_elements_per_token() * WIRE_BYTES * imbalance  # the busiest rank's
+        tokens = micro / mesh.tp * WIRE_BYTES * imbalance  # the busiest rank's, in bytes per element
         calls = passes * EP_ALL_TO_ALLS_PER_LAYER * per_pass
-        hidden = batch.pipeline is not None and "ep all-to-all" in batch.pipeline.hidden_comm
-        found.append(
-            Collective("ep all-to-all", "all-to-all", routed, ep_group, calls, "compute" if hidden else None, "compute")
-        )
+        overlaps = "compute" if batch.pipeline is not None and "ep all-to-all" in batch.pipeline.hidden_comm else None
+        if ep_group.where == "hierarchy":  # once to each node across the NICs, then to each expert on NVLink
+            domains = mesh.ep // ep_group.inner.n_chips
+            across = tokens * table.ep_remote_elements_per_token(domains) * domains / (domains - 1)
+            found.append(Collective("ep all-to-all", "all-to-all", across, ep_group.outer, calls, overlaps, "compute"))
+            ep_group = ep_group.inner
+        routed = tokens * table.ep_elements_per_token()
+        found.append(Collective("ep all-to-all", "all-to-all", routed, ep_group, calls, overlaps, "compute"))
     return found
 
 

@@ -32,6 +32,9 @@ FAMILIES = (*LLAMA_LIKE, "falcon", "RefinedWebModel", "RefinedWeb", "gptj", "sta
 
 _LAYER_TYPES = {"full_attention": None, "sliding_attention": "sliding", "chunked_attention": "chunked"}
 
+GROUP_LIMITED = ("group_limited_greedy", "noaux_tc")
+"""DeepSeek's ``topk_method`` values that pick a token's experts from ``topk_group`` of ``n_group`` groups only."""
+
 
 def _heads(r: Reader, d: int, heads_key: str = "num_attention_heads", kv_key: str = "num_key_value_heads") -> dict:
     heads = r.whole(heads_key)
@@ -122,6 +125,8 @@ def _experts(r: Reader, layers: int) -> dict:
             router_bias=r.text("topk_method", "greedy") == "noaux_tc",  # V3's per-expert score-correction bias
             moe_layers=tuple(i >= first and i % every == 0 for i in range(layers)),
         )
+        if r.text("topk_method", "greedy") in GROUP_LIMITED:  # experts from topk_group of n_group groups only
+            fields.update(expert_groups=r.whole("n_group"), groups_per_token=r.whole("topk_group"))
         return fields
     if family == "llama4_text":
         experts = r.whole("num_local_experts")

@@ -64,10 +64,12 @@ class ModelShape:
     ``n_experts`` = 0 means a dense MLP; an MoE routes each token to ``experts_per_token`` of
     ``n_experts`` experts of width ``d_ff_expert`` (plus ``n_shared_experts`` that every token uses, together
     ``d_ff_shared`` wide, default n_shared_experts x d_ff_expert, with a sigmoid gate where ``shared_expert_gate``;
-    ``router_bias`` adds one bias per expert to the router). ``moe_layers`` says per layer whether it is an MoE
-    (empty: every layer of an MoE); the others are dense MLPs of width ``d_ff`` (DeepSeek's first dense layers,
-    Llama 4 Maverick's alternate ones). ``mla`` makes attention multi-head latent attention
-    (:class:`LatentAttention`). ``windows`` gives per layer the tokens it attends to at most (0: all of them;
+    ``router_bias`` adds one bias per expert to the router; ``groups_per_token`` of ``expert_groups`` equal groups
+    of experts are all a token's experts may come from, 0 without such a limit: DeepSeek's group-limited routing,
+    "each token will be ensured to be sent to at most 4 nodes", arXiv:2412.19437, Sec. 2.1.2). ``moe_layers`` says
+    per layer whether it is an MoE (empty: every layer of an MoE); the others are dense MLPs of width ``d_ff``
+    (DeepSeek's first dense layers, Llama 4 Maverick's alternate ones). ``mla`` makes attention multi-head latent
+    attention (:class:`LatentAttention`). ``windows`` gives per layer the tokens it attends to at most (0: all of them;
     empty: every layer global), capped the ``window_kind`` way. ``qk_norm`` (``QK_NORMS``), ``mlp_bias`` and
     ``head_bias`` add their weights. ``head`` (``HEADS``) is what sits on the last hidden state (``n_labels``
     outputs for a classifier). ``mtp_layers`` extra multi-token-prediction layers (DeepSeek-V3) are counted apart
@@ -99,6 +101,8 @@ class ModelShape:
     d_ff_shared: int | None = None
     shared_expert_gate: bool = False
     router_bias: bool = False
+    expert_groups: int = 0
+    groups_per_token: int = 0
     moe_layers: tuple[bool, ...] = ()
     mla: LatentAttention | None = None
     windows: tuple[int, ...] = ()
@@ -132,6 +136,8 @@ class ModelShape:
             "n_experts",
             "experts_per_token",
             "n_shared_experts",
+            "expert_groups",
+            "groups_per_token",
             "norms_per_layer",
             "learned_positions",
             "n_labels",
@@ -188,8 +194,19 @@ class ModelShape:
                 )
             if self.d_ff_expert is None:
                 raise ValueError("ModelShape.d_ff_expert is needed when n_experts > 0")
-        elif self.experts_per_token or self.n_shared_experts or self.d_ff_shared:
-            raise ValueError("ModelShape.experts_per_token, n_shared_experts and d_ff_shared need n_experts > 0")
+            if self.expert_groups and (
+                self.n_experts % self.expert_groups or not 1 <= self.groups_per_token <= self.expert_groups
+            ):
+                raise ValueError(
+                    f"ModelShape.expert_groups ({self.expert_groups}) must divide n_experts ({self.n_experts}) and "
+                    f"groups_per_token ({self.groups_per_token}) be in 1..expert_groups"
+                )
+            if self.groups_per_token and not self.expert_groups:
+                raise ValueError("ModelShape.groups_per_token needs expert_groups > 0")
+        elif self.experts_per_token or self.n_shared_experts or self.d_ff_shared or self.expert_groups:
+            raise ValueError(
+                "ModelShape.experts_per_token, n_shared_experts, d_ff_shared and expert_groups need n_experts > 0"
+            )
         if self.n_params is not None and not isinstance(self.n_params, Sourced):
             raise TypeError(f"ModelShape.n_params must be a Sourced count or None, got {self.n_params!r}")
 

@@ -201,4 +201,23 @@ class TransformerTable(ParameterTable):
             return 0.0
         return float(self.model.experts_per_token * self.d_model * self.n_moe_layers / self.n_layers)
 
+    def ep_remote_elements_per_token(self, domains: int) -> float:
+        """Elements one expert-parallel dispatch sends across the scale-out network per token per MoE layer
+        (averaged over all layers) when the group spans ``domains`` nodes, each holding 1/domains of the experts, and
+        a token goes once to each node that holds one of its experts, to be forwarded inside it (DeepEP's
+        hierarchical dispatch; DeepSeek-AI 2024, arXiv:2412.19437, Sec. 3.2.2): its d-wide state times the remote
+        nodes it touches. Under balanced routing a node misses all k of a token's experts with probability
+        C(E - E/n, k) / C(E, k); group-limited routing (``ModelShape.groups_per_token``) caps the nodes touched."""
+        model = self.model
+        if not model.is_moe or domains <= 1:
+            return 0.0
+        experts, chosen = model.n_experts, model.experts_per_token
+        elsewhere = experts - experts / domains
+        missed = float(np.prod((elsewhere - np.arange(chosen)) / (experts - np.arange(chosen))).clip(0.0))
+        touched = domains * (1.0 - missed)
+        if model.expert_groups:
+            touched = min(touched, domains, model.groups_per_token * max(1.0, domains / model.expert_groups))
+        remote = touched * (1.0 - 1.0 / domains)
+        return float(remote * self.d_model * self.n_moe_layers / self.n_layers)
+
     pp_elements_per_token = tp_elements_per_token
