@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from hwlib._checks import describe
 from hwlib.collectives import Switch
 from hwlib.data import assumptions
+from hwlib.data import recipe as require_recipe
 from hwlib.data.vendor_host_links import HOST_LINKS
 from hwlib.pricing import Collective, Part
 from hwlib.training.finetune import (
@@ -202,10 +203,30 @@ def saver_work(model, cluster, mesh, batch, recipe, recompute, zero, saved, foun
         cast = scaling_bytes(model, fp8, batch.tokens, batch.micro_batches, linear, recompute, mesh.n_chips)
         parts["fp8 scaling"] = Part(0.0, cast)
     if offload is not None:  # the parameters this chip updates; one micro-batch's kept activations
-        updated = trained_share(model, adapter) * local_params(model, mesh) / fsdp_shards(mesh)
-        updated /= mesh.dp if zero else 1
+        updated = updated_params(model, mesh, zero, adapter)
         sequences = batch.micro_tokens / batch.seq_len
         options = dict(tp=mesh.tp, pp=mesh.pp, cp=mesh.cp, ep=mesh.ep, recompute=recompute)
         kept = chip_bytes(model, recipe, batch.seq_len, sequences, **options)["activations"]
         found = [*found, *host_transfers(offload, cluster, updated, batch.micro_batches, kept)]
     return parts, list(found)
+
+
+def updated_params(model: object, mesh: object, zero: int, adapter: LoRA | None) -> float:
+    """Parameters one chip updates each step: its tp x pp share of those trained, split over the FSDP ranks and,
+    under ZeRO 1 or 2, over the dp ranks. Chapter :ref:`ch-sharding`."""
+    updated = trained_share(model, adapter) * local_params(model, mesh) / fsdp_shards(mesh)
+    return updated / (mesh.dp if zero else 1)
+
+
+def update_bytes(model: object, mesh: object, recipe: object, zero: int, saved: Savers) -> float:
+    """HBM bytes one chip's optimizer update moves each step (B): for each parameter it updates, the gradient read,
+    the fp32 master copy and the optimizer state read and written, the new weight written (the weight read and
+    written where there is no master copy); only the weights where the host runs the update (optimizer offload).
+    Mixed-precision Adam: 2 + 2 (4 + 8) + 2 = 28 B a parameter, as a fused optimizer kernel streams them once.
+    Chapter :ref:`ch-sharding`."""
+    updated = updated_params(model, mesh, zero, saved.adapter)
+    state = require_recipe(recipe)
+    if saved.offload is not None and saved.offload.optimizer:
+        return updated * state.weights
+    weights = state.weights if state.master else 2 * state.weights  # written, or read and written in place
+    return updated * (state.gradients + 2 * (state.master + state.optimizer) + weights)

@@ -50,8 +50,17 @@ from hwlib.training.mesh import (
     routing_imbalance_of,
     stride_groups,
 )
-from hwlib.training.savers import HOST_PART, Offload, gathered_bytes, offload_memory, saved_state, saver_work, savers_of
-from hwlib.training.zero import chip_bytes
+from hwlib.training.savers import (
+    HOST_PART,
+    Offload,
+    gathered_bytes,
+    offload_memory,
+    saved_state,
+    saver_work,
+    savers_of,
+    update_bytes,
+)
+from hwlib.training.zero import ZERO_SHARDED, chip_bytes, zero_stage
 
 STEP_PARTS = (
     "compute",
@@ -66,8 +75,9 @@ STEP_PARTS = (
 )
 """The parts of a step's time: compute, the pipeline bubble, then each collective's exposed time (the host link's
 copies under ``offload`` last)."""
-SAVER_PARTS = ("dequantize", "fp8 scaling")
-"""Work parts of HBM bytes that fine-tuning and FP8 add; the forecast reports them with the elementwise passes."""
+ELEMENTWISE_PARTS = ("dequantize", "fp8 scaling", "optimizer step")
+"""Work parts of HBM bytes beside the matmuls and attention (a quantized base's dequantization, FP8's casts, the
+optimizer's update); the forecast reports them with the elementwise passes."""
 TP_PASSES = 2
 """Passes over a micro-batch that run the tensor-parallel all-reduces: forward and backward."""
 TP_PASSES_FULL_RECOMPUTE = 3
@@ -124,14 +134,6 @@ class TrainStep:
         return {name: known.get(name, 0.0) for name in STEP_PARTS}
 
 
-ZERO_STAGES = (0, 1, 2)
-"""ZeRO stages over the data-parallel (dp) ranks: 0 keeps the training state whole on each; 1 splits the fp32 master
-copy and the optimizer state over them (Megatron-LM's distributed optimizer); 2 the gradients too (Rajbhandari et
-al., "ZeRO", SC 2020, Sec. 5). Stage 3 over dp is FSDP: the mesh's ``fsdp`` axis."""
-ZERO_SHARDED = {0: (), 1: ("master", "optimizer"), 2: ("master", "optimizer", "gradients")}
-"""The parts of the training state each ZeRO stage splits over the dp ranks."""
-
-
 def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved) -> tuple:
     """(bytes per chip by part, usable bytes, whether FSDP can keep the gathered weights for the whole step, bytes
     offloaded to the host) under the step's ``saved`` (``hwlib.training.savers.Savers``)."""
@@ -185,17 +187,9 @@ def step_memory(
     one_of("recompute", recompute, RECOMPUTE)
     saved = savers_of(model, adapter, offload, fp8, dtype)
     batch = split_batch(model, cluster, mesh, global_batch_tokens, seq_len, micro_batch_tokens, interleave, schedule)
-    chip, zero = cluster.chip, _zero(zero)
+    chip, zero = cluster.chip, zero_stage(zero)
     parts, room, _, _ = _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved)
     return parts, room
-
-
-def _zero(zero: object) -> int:
-    if zero == 3:
-        raise ValueError("zero=3 over the dp ranks is FSDP: put those ranks on the mesh's fsdp axis")
-    if isinstance(zero, bool) or zero not in ZERO_STAGES:
-        raise ValueError(f"zero must be one of {ZERO_STAGES}, got {zero!r}")
-    return int(zero)
 
 
 def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance=1.0) -> list:
@@ -289,8 +283,9 @@ def train_step(
 
     ``global_batch_tokens`` per optimizer step in sequences of ``seq_len``; ``micro_batch_tokens`` per
     data-parallel rank and micro-batch (default: the rank's whole batch, or one sequence under a pipeline).
-    ``interleave`` chunks per pipeline stage. ``zero`` (``ZERO_STAGES``) splits the training state over the dp
-    ranks as well (1: Megatron-LM's distributed optimizer; 2: the gradients too, reduce-scattered per micro-batch).
+    ``interleave`` chunks per pipeline stage. ``zero`` (``hwlib.training.zero.ZERO_STAGES``) splits the training
+    state over the dp ranks as well (1: Megatron-LM's distributed optimizer; 2: the gradients too, reduce-scattered
+    per micro-batch).
     ``schedule`` (``hwlib.training.schedules.SCHEDULES``; default 1F1B, interleaved 1F1B where ``interleave`` > 1)
     sets the pipeline's bubble, its in-flight activations, its weight copies and sends, and what it hides.
     MFU counts the model's FLOPs without recomputation;
@@ -322,7 +317,7 @@ def train_step(
     attention = sequences * float(table.attention_flops(batch.seq_len, 0, causal))
     model_flops, extra = step_flops(model, batch.tokens, attention, recompute, saved.adapter)
     attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
-    zero = _zero(zero)
+    zero = zero_stage(zero)
     memory, room, keep_gathered, host = _memory(
         model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved
     )
@@ -340,6 +335,7 @@ def train_step(
                 quantized,
             ),
             "attention": Part(attention_passes * attention / count, 0.0, "attention"),
+            "optimizer step": Part(0.0, update_bytes(model, mesh, recipe, zero, saved)),
             **added,
         },
         collectives=tuple(found),
@@ -362,7 +358,7 @@ def train_step(
     forecast_parts = {
         "matmuls": parts["matmuls"],
         "attention": parts["attention"],
-        "elementwise": parts["elementwise"] + sum(parts[name] for name in SAVER_PARTS if name in parts),
+        "elementwise": parts["elementwise"] + sum(parts[name] for name in ELEMENTWISE_PARTS if name in parts),
         "pipeline bubble": parts["pipeline bubble"],
         "exposed communication": sum(priced.forecast_exposed_s.values(), 0.0),
         "overlap slowdown": parts["overlap slowdown"],

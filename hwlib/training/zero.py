@@ -163,3 +163,20 @@ def training_memory(
         usable_bytes=room,
         reason=reason,
     )
+
+
+ZERO_STAGES = (0, 1, 2)
+"""ZeRO stages over the data-parallel (dp) ranks: 0 keeps the training state whole on each; 1 splits the fp32 master
+copy and the optimizer state over them (Megatron-LM's distributed optimizer); 2 the gradients too (Rajbhandari et
+al., "ZeRO", SC 2020, Sec. 5). Stage 3 over dp is FSDP: the mesh's ``fsdp`` axis."""
+ZERO_SHARDED = {0: (), 1: ("master", "optimizer"), 2: ("master", "optimizer", "gradients")}
+"""The parts of the training state each ZeRO stage splits over the dp ranks."""
+
+
+def zero_stage(zero: object) -> int:
+    """``zero``, validated: one of ``ZERO_STAGES`` (3 over the dp ranks is FSDP, the mesh's fsdp axis)."""
+    if zero == 3:
+        raise ValueError("zero=3 over the dp ranks is FSDP: put those ranks on the mesh's fsdp axis")
+    if isinstance(zero, bool) or zero not in ZERO_STAGES:
+        raise ValueError(f"zero must be one of {ZERO_STAGES}, got {zero!r}")
+    return int(zero)
