@@ -1,6 +1,6 @@
 """Mixture-of-experts training runs: Megatron-Bridge's H100 rows (Qwen3-30B-A3B on 16 GPUs, DeepSeek-V3 on 1,024)
 and DeepSeek-V3's own pre-training on 2,048 H800s. Each keeps its bound check; the forecast's fit leaves them out
-(``outside_model``) until the expert all-to-all's overlap and routing are in the model. Chapter :ref:`ch-sharding`.
+(``outside_model``) until the forecast prices the expert all-to-all's overlap. Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ _FORCED = (
 )
 _A2A_OVERLAP = (
     "Megatron-Core overlaps the expert all-to-all with another micro-batch's compute ('EP A2A overlap', the MoE "
-    "README) and dispatches with DeepEP, where the step leaves the all-to-all exposed"
+    "README), where the forecast leaves it exposed"
 )
 
 # (release, the row as printed: System | #-GPUs | Precision | GBS | MBS | Sequence Length | [FSDP |] TP | PP | CP | VP
@@ -122,9 +122,10 @@ RUNS: tuple[TrainingRun, ...] = (
         "length to 4K', batch 15,360 after the first 469B tokens. Sec. 3.2.3 recomputes 'all RMSNorm operations and "
         "MLA up-projections': recorded as none, the least.",
         schedule="dualpipe",
-        outside_model="Node-limited routing ('each token will be ensured to be sent to at most 4 nodes') sends each "
-        "token across InfiniBand once per node and forwards it over NVLink, and dispatch moves FP8 activations, where "
-        "the step's all-to-all sends each of the k copies in bf16 over the slowest link",
+        outside_model="Its dispatch moves FP8 activations ('we quantize the activation before MoE up-projections into "
+        "FP8 and then apply dispatch components', Sec. 3.3.3), where the step moves bf16; and it caches activations "
+        "in FP8 and recomputes only norms and MLA up-projections, which the memory model leaves out (the step does "
+        "not fit 80 GB without full recomputation)",
     ),
 )
 """Mixture-of-experts training runs with their stated configuration."""

@@ -1,11 +1,13 @@
 """How a training step's global batch splits over a mesh: sequences per data-parallel rank, micro-batches, and the
-pipeline schedule's cost for them (``hwlib.training.schedules``). Chapter :ref:`ch-sharding`.
+pipeline schedule's cost for them (``hwlib.training.schedules``), its bubble stretched by the slowest chunk of whole
+layers (``chunk_pace``). Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 from hwlib._checks import one_of, positive
 from hwlib.training.schedules import EMBEDDING_AND_LOSS_CHUNKS, SCHEDULES, PipelineCost, pipeline_schedule
@@ -81,7 +83,18 @@ def split_batch(
                 f"mesh {mesh}: {name} cuts the {model.n_layers} layers, the embedding and the loss into "
                 f"{pipeline.model_chunks}"
             )
+        pace = chunk_pace(model.n_layers, pipeline.model_chunks)
+        pipeline = replace(pipeline, bubble_share=pace * (1.0 + pipeline.bubble_share) - 1.0)
     return Batch(sequence, batch_sequences * sequence, rank_tokens, micro, micro_batches, chunks, pipeline)
+
+
+def chunk_pace(n_layers: int, chunks: int) -> float:
+    """The slowest pipeline chunk's layers over the mean when ``n_layers`` whole layers are cut into ``chunks``:
+    ceil(L / c) c / L, or with the embedding and the loss in a layer's place each, ceil((L + 2) / c) c / (L + 2),
+    whichever is evener. Every slot of the schedule waits for the slowest chunk, so a step takes the even
+    schedule's time times this pace (``hwlib.training.schedules.uneven_stages``): DeepSeek-V3's 61 layers on 16
+    stages run at 64/63. Chapter :ref:`ch-sharding`."""
+    return min(math.ceil(units / chunks) * chunks / units for units in (n_layers, n_layers + EMBEDDING_AND_LOSS_CHUNKS))
 
 
 def most_chunks(model, mesh) -> int:

@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
+from hwlib.training.batch import chunk_pace
 from hwlib.training.schedules import (
     SCHEDULES,
     bubble_time,
@@ -267,3 +268,15 @@ def test_wrong_types_are_type_errors():
         pipeline_schedule(3, 4, 8)
     with pytest.raises(TypeError, match="micro_batches must be a real number"):
         pipeline_schedule("1f1b", 4, "8")
+
+
+def test_a_pipeline_of_whole_layers_runs_at_its_slowest_chunks_pace():
+    """Every slot waits for the slowest chunk: 61 layers on 16 stages hold 4 in the slowest (the embedding and the
+    loss in a layer's place each, 63 units), so the step runs at 64/63 of the even split's time."""
+    assert chunk_pace(61, 16) == pytest.approx(64 / 63) and chunk_pace(80, 4) == 1.0 == chunk_pace(126, 128)
+    assert chunk_pace(32, 3) == pytest.approx(33 / 32)  # 11 layers a stage, or 34 units in 12s: 36/34 is worse
+    deepseek, cluster = hw.model("deepseek-v3"), hw.cluster("hgx-h800-ndr")
+    mesh = hw.Mesh(dp=128, pp=16, ep=64)
+    step = hw.train_step(deepseek, cluster, mesh, 15360 * 4096, 4096, 4096, "full", schedule="dualpipe", dtype="fp8")
+    even = pipeline_schedule("dualpipe", 16, 120).bubble_share
+    assert step.bubble_time_s == pytest.approx((64 / 63 * (1 + even) - 1) * step.compute_time_s, rel=1e-9)
