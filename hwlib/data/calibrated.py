@@ -41,7 +41,7 @@ SEQUENCE_OVERHEAD_S = _FIT(
 """Seconds each sequence adds to every serving step (fitted)."""
 
 ELEMENTWISE_PASSES = _FIT(
-    2.0,
+    2.5,
     "1",
     "fitted",
     "Passes of a training step's elementwise kernels (norms, activations, residual adds, rotary embeddings, "
@@ -51,7 +51,7 @@ ELEMENTWISE_PASSES = _FIT(
 """Passes of training's elementwise kernels over the matmuls' activations (fitted)."""
 
 UNMODELLED_SHARE = _FIT(
-    0.22,
+    0.2,
     "1",
     "fitted",
     "Share of a training step's time outside every modelled term: data loading, synchronisation and the gaps "
@@ -77,8 +77,8 @@ def _error(
 
 
 FORECAST_ERRORS = (
-    _error("training", "dense", "GPU", runs=62, sources=8, mean=0.093, worst=0.387),
-    _error("training", "dense", "TPU", runs=11, sources=1, mean=0.164, worst=0.224),
+    _error("training", "dense", "GPU", runs=85, sources=8, mean=0.089, worst=0.235),
+    _error("training", "dense", "TPU", runs=11, sources=1, mean=0.153, worst=0.214),
     _error("serving", "MoE", "GPU", runs=6, sources=1, mean=0.234, worst=0.340),
     _error("serving", "dense", "GPU", runs=55, sources=4, mean=0.181, worst=0.486),
 )

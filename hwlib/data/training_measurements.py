@@ -1,8 +1,8 @@
 """Published, measured training runs that state their model, chips, parallelism, batch and sequence length.
 
 Megatron-LM's weak-scaling Table 1 (Narayanan et al. 2021), Llama 3 405B's Table 4 (Llama Team
-2024) and torchtitan's H100 benchmarks; NVIDIA's NeMo 24.07 and Megatron-Bridge (25.09, 25.11, 26.02)
-performance summaries on H100 and B200; Google's MaxText recipes on TPU v6e (AI-Hypercomputer/tpu-recipes);
+2024) and torchtitan's H100 benchmarks; NVIDIA's NeMo 24.07 and Megatron-Bridge (25.09 to 26.06)
+performance summaries on H100, B200 and GB200; Google's MaxText recipes on TPU v6e (AI-Hypercomputer/tpu-recipes);
 MLPerf Training v4.0's GPT-3 175B (NVIDIA on H100, Google on TPU v5p); MosaicML's llm-foundry MPT
 benchmarks on H100 and A100; BigScience's BLOOM 176B; MegaScale's Table 2 (its Megatron-LM baseline); and PaLM
 540B on two TPU v4 pods joined by the data-centre network; mixture-of-experts runs (Megatron-Bridge's Qwen3-30B-A3B and
@@ -17,6 +17,7 @@ from hwlib.data import (
     training_runs_bloom,
     training_runs_llama,
     training_runs_maxtext,
+    training_runs_mbridge,
     training_runs_megatron,
     training_runs_mlperf,
     training_runs_moe,
@@ -34,6 +35,7 @@ RUNS: tuple[TrainingRun, ...] = (
     training_runs_megatron.TABLE1_RUNS
     + training_runs_llama.RUNS
     + training_runs_nemo.RUNS
+    + training_runs_mbridge.RUNS
     + training_runs_maxtext.RUNS
     + training_runs_mlperf.RUNS
     + training_runs_mpt.RUNS
