@@ -279,9 +279,17 @@ def _kind_runs(domain: str, model: str, family: str) -> str:
     return f"{family} {model} {domain} runs" if family else f"{model} {domain} runs on a chip given inline"
 
 
+FEWEST_BAND_RUNS = 5
+"""The fewest measured runs of a kind whose errors make a band; fewer, and the forecast says so and prints none."""
+
+
+def _record(domain: str, model: str, family: str) -> object:
+    return {record.kind: record for record in calibrated.FORECAST_ERRORS}.get((domain, model, family))
+
+
 def _measured_band(domain: str, model: str, family: str) -> ForecastBand | None:
-    record = {record.kind: record for record in calibrated.FORECAST_ERRORS}.get((domain, model, family))
-    if record is None:
+    record = _record(domain, model, family)
+    if record is None or record.runs < FEWEST_BAND_RUNS:
         return None
     mean, worst = float(record.mean.value), float(record.worst.value)
     plural = "s" if record.sources > 1 else ""
@@ -295,9 +303,9 @@ def _measured_band(domain: str, model: str, family: str) -> ForecastBand | None:
 def forecast_band(domain: str, model: ModelShape, chip: Chip) -> ForecastBand:
     """The error band of a forecast of a ``domain`` ("training" or "serving") step of ``model`` on ``chip``: the
     forecast's measured leave-one-source-out error on runs of the same kind (dense or MoE, GPU or TPU), stored in
-    ``hwlib.data.calibrated.FORECAST_ERRORS``. A kind with no measured runs gets no number: its text says the error
-    is unknown and names the closest measured kind's error as that (another model kind, then another chip family,
-    never the other domain). Chapter :ref:`ch-forecast`.
+    ``hwlib.data.calibrated.FORECAST_ERRORS``. A kind with fewer than ``FEWEST_BAND_RUNS`` measured runs gets no
+    number: its text says the error is unknown and how many runs there are, and names the closest measured kind's
+    error as that (another model kind, then another chip family, never the other domain). Chapter :ref:`ch-forecast`.
     """
     one_of("domain", domain, FORECAST_DOMAINS)
     model_kind = _model_kind(require(ModelShape, "model", model, "hw.model('llama-3-8b')"))
@@ -311,7 +319,11 @@ def forecast_band(domain: str, model: ModelShape, chip: Chip) -> ForecastBand:
         other_family = next(kind for kind in CHIP_FAMILIES if kind != family)
         candidates = [(other_model, family), (model_kind, other_family), (other_model, other_family)]
     closest = next(filter(None, (_measured_band(domain, *kind) for kind in candidates)), None)
-    text = f"error unknown: no measured {_kind_runs(domain, model_kind, family)}"
+    few = _record(domain, model_kind, family)
+    measured = f"only {few.runs} measured" if few is not None else "no measured"
+    text = f"error unknown: {measured} {_kind_runs(domain, model_kind, family)}"
+    if few is not None:
+        text += f" (a band takes {FEWEST_BAND_RUNS})"
     if closest is not None:
         text += (
             f"; the closest measured kind, {closest.family} {closest.model} {domain}, is off by "

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 import hwlib as hw
-from hwlib.calibration_fit import KIND_ERRORS, TARGETS, forecast_error_lines
-from hwlib.data import efficiencies
+from hwlib.calibration_fit import FEWEST_BAND_RUNS, KIND_ERRORS, TARGETS, forecast_error_lines
+from hwlib.data import calibrated, efficiencies
 from hwlib.data.records import KernelEfficiency
 from hwlib.efficiency import collective_efficiency, small_allreduce_s, tile_quantization
 from hwlib.serving.throughput import serving_run_bound
@@ -253,6 +255,16 @@ def test_a_forecast_band_is_its_kinds_measured_error():
     custom = hw.custom_chip("mine", peak_flops_per_s=1e15, hbm_bytes_per_s=1e12, hbm_bytes=8e10)
     inline = hw.forecast_band("serving", dense, custom)
     assert inline.mean is None and inline.closest is None and "chip given inline" in inline.text
+
+
+def test_a_kind_of_fewer_than_five_runs_prints_no_band(monkeypatch):
+    moe = ("serving", "MoE", "GPU")
+    few = [dataclasses.replace(r, runs=4) if r.kind == moe else r for r in calibrated.FORECAST_ERRORS]
+    monkeypatch.setattr(calibrated, "FORECAST_ERRORS", tuple(few))
+    band = hw.forecast_band("serving", hw.model("mixtral-8x7b"), hw.chip("h100-sxm"))
+    assert FEWEST_BAND_RUNS == 5 and band.mean is None and band.runs == 0
+    assert band.text.startswith("error unknown: only 4 measured GPU MoE serving runs (a band takes 5)")
+    assert band.closest is not None and band.closest.model == "dense"
 
 
 @pytest.mark.parametrize(

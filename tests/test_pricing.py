@@ -12,6 +12,7 @@ from hwlib.placement import scope_of
 from hwlib.pricing import BACKWARD_SHARE, Collective, Part, Work, hidden_s, price, windows
 from hwlib.serving.engine import Priced
 from hwlib.serving.pricing import StepPricer
+from hwlib.training.plan import training_run_forecast
 
 AT_PEAK = hw.Efficiency.at_peak()
 H100, NODE, V5P = hw.chip("h100-sxm"), hw.cluster("hgx-h100-ndr"), hw.cluster("tpu-v5p")
@@ -289,3 +290,20 @@ def test_a_parallel_block_reduces_once_a_layer_where_megatrons_layer_reduces_twi
     assert one.comm_time_s["tp all-reduce"] == pytest.approx(two.comm_time_s["tp all-reduce"] / 2, rel=1e-12)
     once, twice = (hw.inference_step(m, v4, 64, 2048, 1, 8) for m in (palm, serial))
     assert once.comm_time_s == pytest.approx(twice.comm_time_s / 2, rel=1e-12)
+
+
+def test_every_forecast_that_misses_by_more_than_fifteen_percent_names_its_largest_term():
+    runs = hw.training_runs()
+    misses = hw.viz.forecast_misses(runs)
+    errors = {
+        run.key: 100 * (float(training_run_forecast(run)) - run.measured.value) / run.measured.value for run in runs
+    }
+    assert set(misses.index) == {key for key, error in errors.items() if abs(error) > 15}
+    for key, row in misses.iterrows():
+        seconds = hw.viz.forecast_waterfall(next(run for run in runs if run.key == key))["seconds"]
+        terms = seconds.drop(["bound", "forecast", "left unexplained", "measured"])
+        assert row["largest term"] == terms.abs().idxmax() and row["its seconds"] == terms[terms.abs().idxmax()]
+        assert row["forecast error (%)"] == pytest.approx(errors[key])
+        assert row["left unexplained (s)"] == pytest.approx(seconds["left unexplained"])
+    within = [run for run in runs if abs(errors[run.key]) <= 15][:3]
+    assert hw.viz.forecast_misses(within).empty

@@ -51,7 +51,7 @@ _NAMES = {
     "hwlib.viz.model_figures": ("plot_flops_over_6p", "plot_param_shares"),
     "hwlib.viz.serving_figures": ("plot_latency_throughput", "plot_serving_roofline"),
     "hwlib.viz.training_figures": ("plot_step_breakdown",),
-    "hwlib.viz.forecast_figures": ("forecast_waterfall", "plot_forecast_waterfall"),
+    "hwlib.viz.forecast_figures": ("forecast_misses", "forecast_waterfall", "plot_forecast_waterfall"),
     "hwlib.viz.load_figures": (
         "plot_batch_over_time",
         "plot_goodput",

@@ -5,14 +5,17 @@ Chapter :ref:`ch-forecast`.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 
+from hwlib.data import training_runs as all_training_runs
 from hwlib.data.records import TrainingRun, require
 from hwlib.efficiency import Efficiency
 from hwlib.training.forecast import FORECAST_PARTS
-from hwlib.training.plan import training_run_bound
+from hwlib.training.plan import training_run_bound, training_run_forecast
 from hwlib.viz.style import PALETTE, new_axes
 
 _AT_PEAK = Efficiency.at_peak()
@@ -40,6 +43,32 @@ def forecast_waterfall(run: TrainingRun) -> pd.DataFrame:
     rows += [("forecast", step.forecast_time_s), ("left unexplained", measured_s - step.forecast_time_s)]
     rows += [("measured", measured_s)]
     return pd.DataFrame(rows, columns=["step", "seconds"]).set_index("step")
+
+
+MISS_PERCENT = 15.0
+"""A forecast error (%) beyond which ``forecast_misses`` names the term that takes the gap."""
+
+
+def forecast_misses(runs: Sequence[TrainingRun] | None = None) -> pd.DataFrame:
+    """The measured training runs whose forecast misses by more than ``MISS_PERCENT``, each with its error and its
+    waterfall's (``forecast_waterfall``) largest term between bound and forecast: the term that takes the gap, the
+    one whose assumption moves the forecast most. Chapter :ref:`ch-forecast`."""
+    rows = {}
+    for run in all_training_runs() if runs is None else runs:
+        error = 100 * (float(training_run_forecast(run)) - run.measured.value) / run.measured.value
+        if abs(error) <= MISS_PERCENT:
+            continue
+        seconds = forecast_waterfall(run)["seconds"]
+        terms = seconds.drop(["bound", "forecast", "left unexplained", "measured"])
+        largest = terms.abs().idxmax()
+        rows[run.key] = {
+            "run": run.model.name,
+            "forecast error (%)": error,
+            "largest term": largest,
+            "its seconds": terms[largest],
+            "left unexplained (s)": seconds["left unexplained"],
+        }
+    return pd.DataFrame.from_dict(rows, orient="index")
 
 
 def plot_forecast_waterfall(run: TrainingRun, *, title: str | None = None, ax: plt.Axes | None = None) -> plt.Axes:
