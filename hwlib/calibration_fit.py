@@ -19,14 +19,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from hwlib._checks import one_of
+from hwlib._checks import one_of, whole_count
 from hwlib.data import calibrated
 from hwlib.data import chip as find_chip
 from hwlib.data import cluster as find_cluster
 from hwlib.data import model as find_model
 from hwlib.data import serving_runs as all_serving_runs
 from hwlib.data import training_runs as all_training_runs
-from hwlib.data.records import CHIP_FAMILIES, FORECAST_DOMAINS, MODEL_KINDS, Chip, ModelShape, require, require_chip
+from hwlib.data.records import (
+    CHIP_FAMILIES,
+    FORECAST_DOMAINS,
+    MICRO_BATCH_KINDS,
+    MODEL_KINDS,
+    Chip,
+    ModelShape,
+    require,
+    require_chip,
+)
 from hwlib.efficiency import Efficiency
 
 TRAINING_GRID = {"elementwise_passes": np.linspace(0.0, 16.0, 33), "unmodelled_share": np.linspace(0.0, 0.40, 41)}
@@ -108,8 +117,9 @@ def _table(runs, measured, bound, fit, counted, groups, labels, kinds):
         {
             "source": groups,
             "run": labels,
-            "model": [model for model, _ in kinds],
-            "chip family": [family for _, family in kinds],
+            "model": [model for model, _, _ in kinds],
+            "chip family": [family for _, family, _ in kinds],
+            "micro-batches": [micro for _, _, micro in kinds],
             "measured": measured,
             "bound": bound,
             "forecast": fit["all"],
@@ -140,7 +150,8 @@ def _training() -> tuple[object, dict]:
     groups = [_source(run) for run in runs]
     fit = _fit(forecasts, measured, counted, groups)
     labels = [f"{run.model.name}, {Mesh(**run.mesh).n_chips:,} x {run.cluster_key}" for run in runs]
-    kinds = [(_model_kind(run.model), find_cluster(run.cluster_key).chip.family) for run in runs]
+    micro = [micro_batch_kind(training_run_bound(run)[1].micro_batches) for run in runs]
+    kinds = [(_model_kind(run.model), find_cluster(run.cluster_key).chip.family, mb) for run, mb in zip(runs, micro)]
     index = np.unravel_index(fit["best"], shape)
     fitted = {name: float(TRAINING_GRID[name][i]) for name, i in zip(TRAINING_GRID, index)}
     return _table(runs, measured, bound, fit, counted, groups, labels, kinds), fitted
@@ -174,7 +185,7 @@ def _serving() -> tuple[object, dict]:
     groups = [_source(run) for run in runs]
     fit = _fit(forecasts, measured, counted, groups)
     labels = [f"{find_model(run.model_key).name}, {run.system}, {run.precision}" for run in runs]
-    kinds = [(_model_kind(find_model(run.model_key)), find_chip(run.chip_key).family) for run in runs]
+    kinds = [(_model_kind(find_model(run.model_key)), find_chip(run.chip_key).family, "") for run in runs]
     table = _table(runs, measured, bound, fit, counted, groups, labels, kinds)
     table["why not"] = reasons
     index = np.unravel_index(fit["best"], shape)
@@ -212,10 +223,10 @@ def _kinds(tables: dict) -> object:
     rows = {}
     for domain, table in tables.items():
         counted = table[table["in targets"]]
-        for (model, family), runs in counted.groupby(["model", "chip family"]):
+        for (model, family, micro), runs in counted.groupby(["model", "chip family", "micro-batches"]):
             errors = runs["error, leave source out (%)"].abs()
-            rows[(domain, model, family)] = [len(runs), runs["source"].nunique(), errors.mean(), errors.max()]
-    index = pd.MultiIndex.from_tuples(rows, names=["domain", "model", "chip family"])
+            rows[(domain, model, family, micro)] = [len(runs), runs["source"].nunique(), errors.mean(), errors.max()]
+    index = pd.MultiIndex.from_tuples(rows, names=["domain", "model", "chip family", "micro-batches"])
     frame = pd.DataFrame(list(rows.values()), index=index, columns=["runs", "sources", *KIND_ERRORS])
     return frame.astype({"runs": int, "sources": int})
 
@@ -226,8 +237,10 @@ def forecast_error_lines(result: Calibration) -> str:
     mean, worst = KIND_ERRORS
     return "\n".join(
         f'    _error("{domain}", "{model}", "{family}", runs={int(row["runs"])}, sources={int(row["sources"])}, '
-        f"mean={row[mean] / 100:.3f}, worst={row[worst] / 100:.3f}),"
-        for (domain, model, family), row in result.kinds.iterrows()
+        f"mean={row[mean] / 100:.3f}, worst={row[worst] / 100:.3f}"
+        + (f', micro_batches="{micro}"' if micro else "")
+        + "),"
+        for (domain, model, family, micro), row in result.kinds.iterrows()
     )
 
 
@@ -259,10 +272,11 @@ def calibration() -> Calibration:
 @dataclass(frozen=True)
 class ForecastBand:
     """How far off a forecast of one kind of run (``domain``, ``model``: "dense" or "MoE", ``family``: "GPU", "TPU",
-    or "" for a chip given inline) is on measured runs: the ``mean`` and ``worst`` absolute relative error
-    (fractions) over ``runs`` runs of the kind from ``sources`` sources, each source's runs left out of the fit in
-    turn. Where no run of the kind is measured, ``mean`` and ``worst`` are None and ``closest`` is the band of the
-    closest kind that is (None where there is none). ``text`` says it in one line. Chapter :ref:`ch-forecast`."""
+    or "" for a chip given inline, and for training ``micro_batches``: "one" or "many") is on measured runs: the
+    ``mean`` and ``worst`` absolute relative error (fractions) over ``runs`` runs of the kind from ``sources``
+    sources, each source's runs left out of the fit in turn. Where too few runs of the kind are measured, ``mean``
+    and ``worst`` are None and ``closest`` is the band of the closest kind that has one (None where there is none).
+    ``text`` says it in one line. Chapter :ref:`ch-forecast`."""
 
     domain: str
     model: str
@@ -273,44 +287,59 @@ class ForecastBand:
     worst: float | None
     closest: ForecastBand | None
     text: str
+    micro_batches: str = ""
 
 
-def _kind_runs(domain: str, model: str, family: str) -> str:
-    return f"{family} {model} {domain} runs" if family else f"{model} {domain} runs on a chip given inline"
+def micro_batch_kind(micro_batches: int) -> str:
+    """ "one" or "many" (``MICRO_BATCH_KINDS``): the kind of a training step of ``micro_batches`` per rank."""
+    return "one" if micro_batches == 1 else "many"
+
+
+def _kind_runs(domain: str, model: str, family: str, micro: str = "") -> str:
+    runs = f"{family} {model} {domain} runs" if family else f"{model} {domain} runs on a chip given inline"
+    return runs + (f" of {micro} micro-batch{'es' if micro == 'many' else ''}" if micro else "")
 
 
 FEWEST_BAND_RUNS = 5
 """The fewest measured runs of a kind whose errors make a band; fewer, and the forecast says so and prints none."""
 
 
-def _record(domain: str, model: str, family: str) -> object:
-    return {record.kind: record for record in calibrated.FORECAST_ERRORS}.get((domain, model, family))
+def _record(domain: str, model: str, family: str, micro: str) -> object:
+    return {record.kind: record for record in calibrated.FORECAST_ERRORS}.get((domain, model, family, micro))
 
 
-def _measured_band(domain: str, model: str, family: str) -> ForecastBand | None:
-    record = _record(domain, model, family)
+def _measured_band(domain: str, model: str, family: str, micro: str) -> ForecastBand | None:
+    record = _record(domain, model, family, micro)
     if record is None or record.runs < FEWEST_BAND_RUNS:
         return None
     mean, worst = float(record.mean.value), float(record.worst.value)
     plural = "s" if record.sources > 1 else ""
     text = (
-        f"±{100 * mean:.0f} % (mean leave-source-out error over {record.runs} {_kind_runs(domain, model, family)} "
-        f"from {record.sources} source{plural}; worst {100 * worst:.0f} %)"
+        f"±{100 * mean:.0f} % (mean leave-source-out error over {record.runs} "
+        f"{_kind_runs(domain, model, family, micro)} from {record.sources} source{plural}; worst {100 * worst:.0f} %)"
     )
-    return ForecastBand(domain, model, family, record.runs, record.sources, mean, worst, None, text)
+    return ForecastBand(domain, model, family, record.runs, record.sources, mean, worst, None, text, micro)
 
 
-def forecast_band(domain: str, model: ModelShape, chip: Chip) -> ForecastBand:
+def forecast_band(domain: str, model: ModelShape, chip: Chip, micro_batches: int | None = None) -> ForecastBand:
     """The error band of a forecast of a ``domain`` ("training" or "serving") step of ``model`` on ``chip``: the
-    forecast's measured leave-one-source-out error on runs of the same kind (dense or MoE, GPU or TPU), stored in
+    forecast's measured leave-one-source-out error on runs of the same kind (dense or MoE, GPU or TPU, and for
+    training one micro-batch per rank or many: ``micro_batches``, default many), stored in
     ``hwlib.data.calibrated.FORECAST_ERRORS``. A kind with fewer than ``FEWEST_BAND_RUNS`` measured runs gets no
     number: its text says the error is unknown and how many runs there are, and names the closest measured kind's
-    error as that (another model kind, then another chip family, never the other domain). Chapter :ref:`ch-forecast`.
+    error as that (the other micro-batch kind, then another model kind, then another chip family, never the other
+    domain). Chapter :ref:`ch-forecast`.
     """
     one_of("domain", domain, FORECAST_DOMAINS)
     model_kind = _model_kind(require(ModelShape, "model", model, "hw.model('llama-3-8b')"))
     family = require_chip(chip).family
-    band = _measured_band(domain, model_kind, family)
+    if domain == "serving" and micro_batches is not None:
+        raise ValueError(f"micro_batches applies to training bands only, got {micro_batches!r} for serving")
+    if domain == "serving":
+        micro = ""
+    else:
+        micro = "many" if micro_batches is None else micro_batch_kind(whole_count("micro_batches", micro_batches))
+    band = _measured_band(domain, model_kind, family, micro)
     if band is not None:
         return band
     candidates = []
@@ -318,15 +347,17 @@ def forecast_band(domain: str, model: ModelShape, chip: Chip) -> ForecastBand:
         other_model = next(kind for kind in MODEL_KINDS if kind != model_kind)
         other_family = next(kind for kind in CHIP_FAMILIES if kind != family)
         candidates = [(other_model, family), (model_kind, other_family), (other_model, other_family)]
-    closest = next(filter(None, (_measured_band(domain, *kind) for kind in candidates)), None)
-    few = _record(domain, model_kind, family)
+    others = [kind for kind in MICRO_BATCH_KINDS if kind != micro] if micro else []
+    tries = [(model_kind, family, other) for other in others] + [(*kind, micro) for kind in candidates]
+    closest = next(filter(None, (_measured_band(domain, *kind) for kind in tries)), None)
+    few = _record(domain, model_kind, family, micro)
     measured = f"only {few.runs} measured" if few is not None else "no measured"
-    text = f"error unknown: {measured} {_kind_runs(domain, model_kind, family)}"
+    text = f"error unknown: {measured} {_kind_runs(domain, model_kind, family, micro)}"
     if few is not None:
         text += f" (a band takes {FEWEST_BAND_RUNS})"
     if closest is not None:
         text += (
-            f"; the closest measured kind, {closest.family} {closest.model} {domain}, is off by "
-            f"±{100 * closest.mean:.0f} % (worst {100 * closest.worst:.0f} %)"
+            f"; the closest measured kind, {_kind_runs(domain, closest.model, closest.family, closest.micro_batches)}"
+            f", is off by ±{100 * closest.mean:.0f} % (worst {100 * closest.worst:.0f} %)"
         )
-    return ForecastBand(domain, model_kind, family, 0, 0, None, None, closest, text)
+    return ForecastBand(domain, model_kind, family, 0, 0, None, None, closest, text, micro)

@@ -258,7 +258,7 @@ def test_a_forecast_band_is_its_kinds_measured_error():
 
 
 def test_a_kind_of_fewer_than_five_runs_prints_no_band(monkeypatch):
-    moe = ("serving", "MoE", "GPU")
+    moe = ("serving", "MoE", "GPU", "")
     few = [dataclasses.replace(r, runs=4) if r.kind == moe else r for r in calibrated.FORECAST_ERRORS]
     monkeypatch.setattr(calibrated, "FORECAST_ERRORS", tuple(few))
     band = hw.forecast_band("serving", hw.model("mixtral-8x7b"), hw.chip("h100-sxm"))
@@ -282,3 +282,18 @@ def test_a_kind_of_fewer_than_five_runs_prints_no_band(monkeypatch):
 def test_a_forecast_band_refuses_bad_inputs_by_name(arguments, error, match):
     with pytest.raises(error, match=match):
         hw.forecast_band(*arguments)
+
+
+def test_a_training_band_is_the_one_of_its_steps_micro_batches():
+    llama, h100 = hw.model("llama-3-8b"), hw.chip("h100-sxm")
+    many, one = (hw.forecast_band("training", llama, h100, n) for n in (16, 1))
+    assert many == hw.forecast_band("training", llama, h100) and many.micro_batches == "many"
+    assert one.micro_batches == "one" and one.runs >= 5 and one.mean != many.mean
+    assert "GPU dense training runs of one micro-batch from" in one.text
+    tpu_many = hw.forecast_band("training", llama, hw.chip("v5p"), 8)
+    assert tpu_many.mean is None and tpu_many.closest.micro_batches == "one"  # the TPU runs are of one micro-batch
+    assert "no measured TPU dense training runs of many micro-batches" in tpu_many.text
+    with pytest.raises(ValueError, match="micro_batches applies to training bands only"):
+        hw.forecast_band("serving", llama, h100, 4)
+    with pytest.raises(ValueError, match="micro_batches must be"):
+        hw.forecast_band("training", llama, h100, 0)

@@ -262,7 +262,7 @@ def run_train(args: argparse.Namespace) -> Report:
             "forecast_tokens_per_s": step.forecast_tokens_per_s,
         },
     )
-    add_band(fields, hw.forecast_band("training", model, cluster.chip))
+    add_band(fields, hw.forecast_band("training", model, cluster.chip, step.micro_batches))
     fields.add(
         (
             "bound, the ceiling",
@@ -359,11 +359,11 @@ def run_plan(args: argparse.Namespace) -> Report:
         )
     shown_best = f"the best {min(args.top, len(feasible)):,} by forecast step time"
     best = "every mesh, feasible ones first by forecast step time" if args.all else shown_best
-    band = hw.forecast_band("training", model, cluster.chip)
+    band = hw.forecast_band("training", model, cluster.chip, feasible[0][1].micro_batches if feasible else None)
     report.note(
         f"{len(feasible):,} of {len(results):,} meshes fit; showing {best} (--top N, --all for every mesh with the "
         "reason it fails; a mesh that does not fit shows no time). The forecast prices each term at what kernels "
-        f"reach, error band {band.text}; the bound, the ceiling, puts every chip at its peak and every link at its "
-        "rate."
+        f"reach, error band (for the best mesh's micro-batches) {band.text}; the bound, the ceiling, puts every chip "
+        "at its peak and every link at its rate."
     )
     return report

@@ -201,6 +201,7 @@ class TrainingPlan:
                 "forecast step (s)": float(planned.step.forecast_time_s) if planned.step else None,
                 "forecast MFU (%)": 100 * float(planned.step.forecast_mfu) if planned.step else None,
                 "micro-batch (sequences)": planned.step.micro_batch_tokens / self.seq_len if planned.step else None,
+                "micro-batches": planned.step.micro_batches if planned.step else None,
                 "recompute": planned.step.recompute if planned.step else None,
                 "ZeRO over dp": planned.step.zero if planned.step else None,
                 "schedule": planned.step.schedule if planned.step else None,

@@ -96,7 +96,7 @@ class TrainStep:
     ``interleave`` chunks per pipeline stage and its ``schedule`` ("" without a pipeline); ``host_memory_bytes``
     what ``offload`` keeps in host memory per chip. ``mfu`` counts the model's FLOPs (the attention's too);
     ``active_param_mfu`` 6 per active parameter per token, as MoE runs are often quoted (Kaplan et al. 2020's
-    C = 6N). Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    C = 6N). ``micro_batches``: per data-parallel rank and step. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
 
     mesh: Mesh
@@ -126,6 +126,7 @@ class TrainStep:
     schedule: str = ""
     host_memory_bytes: float = 0.0
     active_param_mfu: float = 0.0
+    micro_batches: int = 1
 
     @property
     def parts_s(self) -> dict[str, float]:
@@ -392,4 +393,5 @@ def train_step(
         interleave=batch.chunks,
         schedule=batch.pipeline.schedule if batch.pipeline else "",
         host_memory_bytes=host,
+        micro_batches=batch.micro_batches,
     )

@@ -29,6 +29,7 @@ from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
 from hwlib.data.records.workloads import (
     FORECAST_DOMAINS,
     LOAD_METRICS,
+    MICRO_BATCH_KINDS,
     MODEL_KINDS,
     TRAINING_PARTS,
     CollectiveRun,
@@ -49,6 +50,7 @@ __all__ = [
     "FABRIC_TOPOLOGIES",
     "FORECAST_DOMAINS",
     "LOAD_METRICS",
+    "MICRO_BATCH_KINDS",
     "MODEL_KINDS",
     "READ_ON",
     "SOURCES",

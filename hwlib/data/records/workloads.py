@@ -296,14 +296,18 @@ FORECAST_DOMAINS = ("training", "serving")
 """The two kinds of step a forecast prices: a training step, a serving step."""
 MODEL_KINDS = ("dense", "MoE")
 """A model's MLP: dense, or a mixture of experts (``ModelShape.is_moe``)."""
+MICRO_BATCH_KINDS = ("one", "many")
+"""A training step's micro-batches per data-parallel rank: one (the gradients reduced behind its own backward pass
+and nothing to spread a step's fixed costs over) or many."""
 
 
 @dataclass(frozen=True)
 class ForecastError:
     """The forecast's measured error on one kind of run: ``domain`` (training or serving), ``model`` ("dense" or
-    "MoE") and ``family`` (the chips' "GPU" or "TPU"). Over ``runs`` measured runs from ``sources`` sources, each
-    source's runs left out of the fit in turn, the ``mean`` and ``worst`` absolute relative error of the forecast
-    (Sourced fractions, unit "1"). Chapter :ref:`ch-forecast`.
+    "MoE"), ``family`` (the chips' "GPU" or "TPU") and, for training, ``micro_batches`` (``MICRO_BATCH_KINDS``; ""
+    for serving). Over ``runs`` measured runs from ``sources`` sources, each source's runs left out of the fit in
+    turn, the ``mean`` and ``worst`` absolute relative error of the forecast (Sourced fractions, unit "1"). Chapter
+    :ref:`ch-forecast`.
     """
 
     domain: str
@@ -313,17 +317,20 @@ class ForecastError:
     sources: int
     mean: Sourced
     worst: Sourced
+    micro_batches: str = ""
 
     def __post_init__(self) -> None:
         one_of("ForecastError.domain", self.domain, FORECAST_DOMAINS)
         one_of("ForecastError.model", self.model, MODEL_KINDS)
         one_of("ForecastError.family", self.family, CHIP_FAMILIES)
+        allowed = MICRO_BATCH_KINDS if self.domain == "training" else ("",)
+        one_of("ForecastError.micro_batches", self.micro_batches, allowed)
         if not 0 < self.sources <= self.runs:
             raise ValueError(f"ForecastError needs 0 < sources <= runs, got {self.sources} sources, {self.runs} runs")
         if self.worst.value < self.mean.value:
             raise ValueError(f"ForecastError.worst {self.worst.value} must be at least its mean {self.mean.value}")
 
     @property
-    def kind(self) -> tuple[str, str, str]:
-        """(domain, model, family), e.g. ("serving", "dense", "GPU")."""
-        return (self.domain, self.model, self.family)
+    def kind(self) -> tuple[str, str, str, str]:
+        """(domain, model, family, micro_batches), e.g. ("training", "dense", "GPU", "many")."""
+        return (self.domain, self.model, self.family, self.micro_batches)

@@ -192,7 +192,7 @@ class TrainingExplorer(Explorer):
             return f"<b>{problem}</b>"
         exposed = sum(step.exposed_comm_time_s.values())
         memory = f"{format_bytes(step.memory_per_chip_bytes)} of {format_bytes(step.usable_bytes)} usable"
-        band = forecast_band("training", self.model.value, self.cluster.value.chip)  # stored values: no refit
+        band = forecast_band("training", self.model.value, self.cluster.value.chip, step.micro_batches)  # no refit
         unfit = "" if step.fits else ", were it to fit"
         rows = [
             *([] if step.fits else [("does not fit", f"{memory} per chip")]),
