@@ -351,8 +351,8 @@ def forecast_band(domain: str, model: ModelShape, chip: Chip, micro_batches: int
     tries = [(model_kind, family, other) for other in others] + [(*kind, micro) for kind in candidates]
     closest = next(filter(None, (_measured_band(domain, *kind) for kind in tries)), None)
     few = _record(domain, model_kind, family, micro)
-    measured = f"only {few.runs} measured" if few is not None else "no measured"
-    text = f"error unknown: {measured} {_kind_runs(domain, model_kind, family, micro)}"
+    counted = f"only {few.runs}" if few is not None else "no"
+    text = f"error unknown: {counted} {_kind_runs(domain, model_kind, family, micro)} in the fit"
     if few is not None:
         text += f" (a band takes {FEWEST_BAND_RUNS})"
     if closest is not None:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from hwlib._checks import Number, one_of
+from hwlib._checks import Number, non_negative, one_of
 from hwlib.collectives import COLLECTIVES, collective_time_s
 from hwlib.data import assumptions
 from hwlib.efficiency import Efficiency, Resolved, require_efficiency, resolve, small_allreduce_s
@@ -44,16 +44,20 @@ overlaps."""
 
 @dataclass(frozen=True)
 class Part:
-    """One part of a step's work on one chip: ``flops`` of ``kind`` (``FLOP_KINDS``), HBM ``bytes``, and for
-    matmuls the useful share of their tiles (``quantized``, 1 without quantization)."""
+    """One part of a step's work on one chip: ``flops`` of ``kind`` (``FLOP_KINDS``), HBM ``bytes``, for matmuls
+    the useful share of their tiles (``quantized``, 1 without quantization), and whether it runs once a step after
+    the pipeline's passes (``per_step``: the optimizer's update; the forecast's bubble does not stretch it)."""
 
     flops: Number = 0.0
     bytes: Number = 0.0
     kind: str = "matmul"
     quantized: Number = 1.0
+    per_step: bool = False
 
     def __post_init__(self) -> None:
         one_of("Part.kind", self.kind, FLOP_KINDS)
+        if not isinstance(self.per_step, bool):
+            raise TypeError(f"Part.per_step must be True or False, got {self.per_step!r}")
 
 
 @dataclass(frozen=True)
@@ -73,6 +77,8 @@ class Collective:
 
     def __post_init__(self) -> None:
         one_of("Collective.kind", self.kind, (*COLLECTIVES, "send"))
+        non_negative("Collective.n_bytes", self.n_bytes)
+        non_negative("Collective.calls", self.calls)
         for name in ("overlaps", "overlaps_at_bound"):
             if getattr(self, name) not in OVERLAP_WINDOWS:
                 raise ValueError(f"Collective.{name} must be one of {OVERLAP_WINDOWS}, got {getattr(self, name)!r}")
@@ -235,7 +241,8 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
     bubble = work.bubble_share * roofline
     bound = roofline + bubble + sum(exposed.values(), 0.0)
     no_overlap = no_overlap + work.bubble_share * no_overlap + sum(comm.values(), 0.0)
-    forecast_bubble = work.bubble_share * forecast_core
+    once = sum((forecast_parts[name] for name, p in parts.items() if p.per_step), 0.0)  # after the pipeline's passes
+    forecast_bubble = work.bubble_share * (forecast_core - once)
     slowdown = eff.overlap_slowdown * sum(forecast_hidden, 0.0)
     overhead = work.layers * eff.layer_overhead_s + np.asarray(work.sequences, dtype=float) * eff.sequence_overhead_s
     modelled = forecast_core + forecast_bubble + sum(forecast_exposed.values(), 0.0) + slowdown + overhead

@@ -249,7 +249,7 @@ def test_a_forecast_band_is_its_kinds_measured_error():
     assert "TPU dense training runs" in bands["training", dense.name, "TPU"].text
     unknown = bands["training", moe.name, "GPU"]
     assert unknown.mean is None and unknown.worst is None and unknown.runs == 0
-    assert unknown.text.startswith("error unknown: no measured GPU MoE training runs")
+    assert unknown.text.startswith("error unknown: no GPU MoE training runs")
     assert unknown.closest == measured and "the closest measured kind, GPU dense training" in unknown.text
     assert bands["serving", moe.name, "GPU"].mean != bands["serving", dense.name, "GPU"].mean
     custom = hw.custom_chip("mine", peak_flops_per_s=1e15, hbm_bytes_per_s=1e12, hbm_bytes=8e10)
@@ -263,7 +263,7 @@ def test_a_kind_of_fewer_than_five_runs_prints_no_band(monkeypatch):
     monkeypatch.setattr(calibrated, "FORECAST_ERRORS", tuple(few))
     band = hw.forecast_band("serving", hw.model("mixtral-8x7b"), hw.chip("h100-sxm"))
     assert FEWEST_BAND_RUNS == 5 and band.mean is None and band.runs == 0
-    assert band.text.startswith("error unknown: only 4 measured GPU MoE serving runs (a band takes 5)")
+    assert band.text.startswith("error unknown: only 4 GPU MoE serving runs in the fit (a band takes 5)")
     assert band.closest is not None and band.closest.model == "dense"
 
 
@@ -292,7 +292,7 @@ def test_a_training_band_is_the_one_of_its_steps_micro_batches():
     assert "GPU dense training runs of one micro-batch from" in one.text
     tpu_many = hw.forecast_band("training", llama, hw.chip("v5p"), 8)
     assert tpu_many.mean is None and tpu_many.closest.micro_batches == "one"  # the TPU runs are of one micro-batch
-    assert "no measured TPU dense training runs of many micro-batches" in tpu_many.text
+    assert "no TPU dense training runs of many micro-batches in the fit" in tpu_many.text
     with pytest.raises(ValueError, match="micro_batches applies to training bands only"):
         hw.forecast_band("serving", llama, h100, 4)
     with pytest.raises(ValueError, match="micro_batches must be"):

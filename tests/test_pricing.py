@@ -178,6 +178,12 @@ def test_a_collective_hides_at_the_bound_where_the_best_implementation_hides_it(
     assert Collective("x", "all-reduce", 1.0, None, 1, "backward").bound_overlaps == "backward"
     with pytest.raises(ValueError, match="Collective.overlaps_at_bound must be one of"):
         Collective("x", "all-reduce", 1.0, None, 1, None, "later")
+    with pytest.raises(TypeError, match="Collective.calls must be a real number"):
+        Collective("x", "all-reduce", 1.0, None, "backward")
+    with pytest.raises(ValueError, match="Collective.calls must be >= 0"):
+        Collective("x", "all-reduce", 1.0, None, -1)
+    with pytest.raises(ValueError, match="Collective.n_bytes must not be NaN"):
+        Collective("x", "all-reduce", float("nan"), None)
 
 
 def test_each_forecast_term_adds_what_it_says():
@@ -307,3 +313,14 @@ def test_every_forecast_that_misses_by_more_than_fifteen_percent_names_its_large
         assert row["left unexplained (s)"] == pytest.approx(seconds["left unexplained"])
     within = [run for run in runs if abs(errors[run.key]) <= 15][:3]
     assert hw.viz.forecast_misses(within).empty
+
+
+def test_the_forecasts_bubble_does_not_stretch_a_part_run_once_a_step():
+    bubble = 0.5
+    parts = {"matmuls": Part(1e15, 0.0), "update": Part(0.0, 1e11, per_step=True)}
+    priced = price(Work(parts, bubble_share=bubble), H100, "bf16")
+    alone = price(Work({"matmuls": parts["matmuls"]}, bubble_share=bubble), H100, "bf16")
+    assert priced.forecast_parts_s["pipeline bubble"] == pytest.approx(alone.forecast_parts_s["pipeline bubble"])
+    assert priced.forecast_parts_s["update"] > 0
+    with pytest.raises(TypeError, match="Part.per_step must be True or False"):
+        Part(0.0, 1.0, per_step="yes")

@@ -106,6 +106,6 @@ RUNS: tuple[TrainingRun, ...] = (
         "'global_batch_size' 2048, 'max_sequence_length' 2048.",
         micro_batch_sequences=4,
         outside_model="int8 training (quantization=int8, AQT): which matmuls run in int8 and what quantizing costs are "
-        "not modelled; the run reaches 91% of a bound that prices every matmul at v5p's int8 peak",
+        "not modelled, and the bound prices every matmul at v5p's int8 peak",
     ),
 )

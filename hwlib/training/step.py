@@ -336,7 +336,7 @@ def train_step(
                 quantized,
             ),
             "attention": Part(attention_passes * attention / count, 0.0, "attention"),
-            "optimizer step": Part(0.0, update_bytes(model, mesh, recipe, zero, saved)),
+            "optimizer step": Part(0.0, update_bytes(model, mesh, recipe, zero, saved), per_step=True),
             **added,
         },
         collectives=tuple(found),

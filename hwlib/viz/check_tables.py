@@ -92,7 +92,7 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
     units = {
         "megatron_tflops": ("TFLOP/s per GPU (Eq. 3)", 1e-12),
         "mfu": ("MFU (%)", 100.0),
-        "tokens_per_s_per_chip": ("tokens/s per GPU", 1.0),
+        "tokens_per_s_per_chip": ("tokens/s per chip", 1.0),
     }
     rows = []
     for run in runs:
