@@ -84,7 +84,8 @@ def serving_sources_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFr
 
 def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFrame:
     """Measured training runs beside ``hw.train_step``'s bound and forecast for each one's own mesh, in its own
-    metric. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    metric, each labelled by its chips and dtype and by whether it is in the forecast's fit (``outside_model``).
+    Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     runs = all_training_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, TrainingRun) for run in runs):
@@ -101,7 +102,7 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
         label, scale = units[run.metric]
         rows.append(
             {
-                "run": f"{run.model.name}, {step.n_chips:,} chips",
+                "run": f"{run.model.name}, {step.n_chips:,} × {find_cluster(run.cluster_key).chip.label}, {run.dtype}",
                 "source": run.source.split(",")[0],
                 "mesh": str(step.mesh),
                 "batch × sequence": f"{run.global_batch_sequences:,} × {run.seq_len:,}",
@@ -111,6 +112,7 @@ def training_check_table(runs: Sequence[TrainingRun] | None = None) -> pd.DataFr
                 "% of bound": 100 * run.measured.value / bound,
                 "forecast": forecast * scale,
                 "forecast error (%)": 100 * (forecast - run.measured.value) / run.measured.value,
+                "in the fit": "yes" if run.outside_model == "" else "no",
                 "key": run.key,
             }
         )
