@@ -15,6 +15,7 @@ from hwlib.data.vendor_dcn import DCN_FABRICS
 from hwlib.placement import multislice, scope_of
 from hwlib.training.mesh import WIRE_BYTES, local_params
 from hwlib.training.plan import training_run_bound, training_run_forecast
+from hwlib.training.schedules import SPMD_SCHEDULES
 
 V4 = hw.cluster("tpu-v4-multislice")
 V5P = hw.cluster("tpu-v5p-multislice")
@@ -186,14 +187,31 @@ def test_maxtexts_multislice_runs_stay_below_their_bound_and_lose_little_over_th
         assert many.outside_model  # v5e's own matmul efficiency is not recorded: out of the fit
 
 
-def test_the_planner_prices_maxtexts_published_mesh_against_a_pipeline_without_recomputation():
-    """32B on 32 v5e-256 slices, 4 sequences of 2,048 per chip: the run's FSDP-in-slice, data-parallel-across mesh
-    recomputes everything to fit 16 GB; the planner's best pipelines the model and recomputes nothing."""
+@pytest.mark.parametrize("slices", [2, 32])
+def test_maxtexts_published_multislice_mesh_is_within_five_percent_of_the_planners_best(slices):
+    """64B on 2 and 32 v5e-256 slices, 4 sequences of 2,048 per chip: FSDP in each slice, data parallelism across
+    the DCN, full recomputation. A TPU pipeline is GPipe or circular (SPMD_SCHEDULES), which holds every
+    micro-batch's activations: no pipeline escapes the recomputation, so none beats the published mesh."""
+    (run,) = [run for run in hw.training_runs() if run.key == f"maxtext-v5e-{slices}x256-64b"]
+    cluster = hw.cluster(run.cluster_key)
+    tokens = run.global_batch_sequences * run.seq_len
+    plan = hw.plan_training(run.model, cluster, tokens, run.seq_len, 256 * slices, causal=False)
+    published = next(p for p in plan.meshes if p.mesh == hw.Mesh(fsdp=256, dp=slices))
+    best = plan.feasible[0].step
+    assert published.fits and published.step.recompute == "full"
+    assert float(published.step.forecast_time_s / best.forecast_time_s) < 1.05
+    assert all(p.step.schedule in ("", *SPMD_SCHEDULES) for p in plan.feasible)
+
+
+def test_the_planner_prefers_tensor_parallelism_to_recomputing_a_32b_model_on_v5e():
+    """32B on 32 slices: tp = 4 shards the activations enough to recompute nothing, which the forecast prices
+    9 % faster than MaxText's FSDP with full recomputation (whose measured step is faster than both forecasts:
+    v5e's matmul efficiency is borrowed, hwlib.data.efficiencies)."""
     (run,) = [run for run in hw.training_runs() if run.key == "maxtext-v5e-32x256-32b"]
     cluster = hw.cluster(run.cluster_key)
     tokens = run.global_batch_sequences * run.seq_len
     plan = hw.plan_training(run.model, cluster, tokens, run.seq_len, 8192, causal=False)
     published = next(p for p in plan.meshes if p.mesh == hw.Mesh(fsdp=256, dp=32))
     best = plan.feasible[0].step
-    assert published.fits and published.step.recompute == "full" and best.recompute == "none" and best.mesh.pp > 1
+    assert published.fits and published.step.recompute == "full" and best.recompute == "none" and best.mesh.tp > 1
     assert 1.0 < float(published.step.forecast_time_s / best.forecast_time_s) < 8 / 6

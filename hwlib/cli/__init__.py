@@ -277,7 +277,8 @@ def build_parser() -> argparse.ArgumentParser:
         parser_.add_argument(
             "--schedule",
             choices=hw.training.schedules.SCHEDULES,
-            help="pipeline schedule (default: 1f1b, interleaved-1f1b with --interleave)",
+            help="pipeline schedule (default: 1f1b on GPUs, gpipe on TPUs; with --interleave, interleaved-1f1b or "
+            "circular)",
         )
     shown = plan.add_mutually_exclusive_group()
     shown.add_argument(

@@ -10,7 +10,13 @@ import math
 from dataclasses import dataclass, replace
 
 from hwlib._checks import one_of, positive
-from hwlib.training.schedules import EMBEDDING_AND_LOSS_CHUNKS, SCHEDULES, PipelineCost, pipeline_schedule
+from hwlib.training.schedules import (
+    EMBEDDING_AND_LOSS_CHUNKS,
+    SCHEDULES,
+    PipelineCost,
+    default_schedule,
+    pipeline_schedule,
+)
 
 
 @dataclass(frozen=True)
@@ -73,7 +79,7 @@ def split_batch(
         one_of("schedule", schedule, SCHEDULES)
     pipeline = None
     if mesh.pp > 1:
-        name = schedule or ("1f1b" if chunks == 1 else "interleaved-1f1b")
+        name = schedule or default_schedule(cluster.chip.family, chunks)
         try:
             pipeline = _schedule(name, mesh.pp, micro_batches, chunks)
         except ValueError as error:

@@ -20,6 +20,7 @@ from hwlib.efficiency import Efficiency, with_fit
 from hwlib.placement import group_time_s, group_topology
 from hwlib.training.batch import most_chunks
 from hwlib.training.mesh import WIRE_BYTES, Mesh, local_params
+from hwlib.training.schedules import INTERLEAVED
 from hwlib.training.step import TrainStep, step_memory, train_step
 from hwlib.units import GiB
 
@@ -70,7 +71,7 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
     mesh = Mesh(**run.mesh)
     model = run.model
     most = max(1, most_chunks(model, mesh) // mesh.pp) if mesh.pp > 1 else 1
-    if run.interleave is not None or run.schedule not in (None, "interleaved-1f1b"):
+    if run.interleave is not None or run.schedule not in (None, *INTERLEAVED):
         chunks = [run.interleave or 1]
     else:
         chunks = sorted({*(2**k for k in range(8) if 2**k < most), most})
@@ -223,8 +224,13 @@ MEMORY_OPTIONS = ("recipe", "interleave", "schedule", "usable_fraction", "adapte
 """The step options that change its memory, which the planner's memory checks take too."""
 INTERLEAVES = (2, 4, 8)
 """The chunks per pipeline stage the planner tries beside one (Megatron-LM's interleaved 1F1B)."""
-PIPELINES = (*(("interleaved-1f1b", chunks) for chunks in INTERLEAVES), ("zb-h1", 1), ("zb-v", 1), ("dualpipe", 1))
-"""The (schedule, chunks per stage) the planner tries beside 1F1B, interleaved ones in order of more chunks."""
+PIPELINES = {
+    "GPU": (*(("interleaved-1f1b", chunks) for chunks in INTERLEAVES), ("zb-h1", 1), ("zb-v", 1), ("dualpipe", 1)),
+    "TPU": tuple(("circular", chunks) for chunks in INTERLEAVES),
+}
+"""The (schedule, chunks per stage) the planner tries beside the default (``default_schedule``: 1F1B on GPUs, GPipe
+on TPUs), interleaved ones in order of more chunks, per chip family: a TPU's pipelines are SPMD ones
+(``SPMD_SCHEDULES``); a chip given inline takes the GPUs'."""
 
 
 def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, options) -> PlannedMesh:
@@ -281,8 +287,8 @@ def _pipelined(model, cluster, mesh, global_batch_tokens, seq_len, by, best, res
     DualPipe halves it and hides the sends for two copies of the stage's weights."""
     choice = (best.micro_batch_tokens, best.recompute)
     stop_interleaving = False
-    for schedule, chunks in PIPELINES:
-        interleaved = schedule == "interleaved-1f1b"
+    for schedule, chunks in PIPELINES.get(cluster.chip.family, PIPELINES["GPU"]):
+        interleaved = schedule in INTERLEAVED
         if interleaved and stop_interleaving:
             continue
         settings = {"schedule": schedule, "interleave": chunks}

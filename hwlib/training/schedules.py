@@ -13,6 +13,7 @@ Per stage and step (p stages, m micro-batches, v chunks per stage):
 - ``gpipe``: idle (p-1)(T_F + T_B + T_W); m micro-batches in flight; any m.
 - ``1f1b``: idle (p-1)(T_F + T_B + T_W); min(p, m) in flight; any m.
 - ``interleaved-1f1b``: idle (p-1)(T_F + T_B + T_W) / v; min(p + (p-1)/v, m) in flight; m a multiple of p.
+- ``circular``: idle (p-1)(T_F + T_B + T_W) / v; m in flight; m a multiple of p.
 - ``zb-h1``: idle (p-1)(T_F + T_B - T_W); p in flight; m >= p.
 - ``zb-v``: idle (p-1)(T_F + T_B - 2 T_W); p in flight; m >= 2p.
 - ``dualpipe``: idle (p/2 - 1)(T_FB + T_B - 2 T_W), T_FB the overlapped forward and backward pair; p + 1 in
@@ -35,8 +36,17 @@ import numpy as np
 from hwlib._checks import Number, broadcast, describe, non_negative, one_of, positive, scalar_or_array, whole_or_array
 from hwlib.data.records.layer_rules import TRAINING_OVER_FORWARD
 
-SCHEDULES = ("gpipe", "1f1b", "interleaved-1f1b", "zb-h1", "zb-v", "dualpipe")
+SCHEDULES = ("gpipe", "1f1b", "interleaved-1f1b", "circular", "zb-h1", "zb-v", "dualpipe")
 """The pipeline schedules hwlib prices, as ``schedule`` names them."""
+INTERLEAVED = ("interleaved-1f1b", "circular")
+"""Schedules that cut each stage's layers into ``interleave`` chunks."""
+SPMD_SCHEDULES = ("gpipe", "circular")
+"""The schedules a single-program (SPMD) pipeline runs: the backward is the automatic derivative of a loop of
+forwards over the micro-batches, so every forward runs before any backward. MaxText, the JAX trainer of every
+published TPU run, "currently supports ``gPipe`` and ``circular pipelines``"; 1F1B and DualPipe await
+multiple-program (MPMD) JAX (AI-Hypercomputer/maxtext, docs/guides/optimization/sharding.md, "Pipeline
+Parallelism (PP)" and "Other Pipeline Schedules", commit c01ff78e, read 2026-12-06). The planner offers these on
+TPUs, the others on GPUs (``default_schedule``)."""
 SPLIT_BACKWARD = ("zb-h1", "zb-v", "dualpipe")
 """Schedules that run the backward as two passes, B (input gradient) and W (weight gradient), and move W into
 the bubbles (Qi et al. 2023, Sec. 2; DeepSeek-V3's DualPipe as well)."""
@@ -52,8 +62,18 @@ EMBEDDING_AND_LOSS_CHUNKS = 2
 the loss each take a chunk's place, as Megatron-LM's ``account_for_embedding_in_pipeline_split`` and
 ``account_for_loss_in_pipeline_split`` count each as "a standard transformer layer" and Llama 3 405B's pipeline
 gives its first and last stages one layer fewer (``stage_layers``): a model of L layers takes at most L + 2 chunks."""
-_MODEL_CHUNKS = {"interleaved-1f1b": None, "zb-v": 2}  # pieces per stage; None: ``interleave``
+_MODEL_CHUNKS = {"interleaved-1f1b": None, "circular": None, "zb-v": 2}  # pieces per stage; None: ``interleave``
 _P2P = {"zb-v": 2.0}  # pipeline sends per micro-batch over 1F1B's; interleaving's is ``interleave``
+
+
+def default_schedule(family: str, interleave: int = 1) -> str:
+    """The schedule a pipeline on a chip of ``family`` ("GPU", "TPU", "" for a chip given inline) runs unless told:
+    on TPUs the SPMD schedules (``SPMD_SCHEDULES``: GPipe, circular with ``interleave`` > 1), elsewhere 1F1B
+    (interleaved with ``interleave`` > 1), Megatron-LM's. Chapter :ref:`ch-sharding`."""
+    spmd = family == "TPU"
+    if int(interleave) == 1:
+        return "gpipe" if spmd else "1f1b"
+    return "circular" if spmd else "interleaved-1f1b"
 
 
 @dataclass(frozen=True)
@@ -109,13 +129,14 @@ def _stages(schedule: object, pp: object, interleave: object) -> tuple[str, np.n
     one_of("schedule", schedule, SCHEDULES)
     p = positive("pp", pp, integral=True)
     v = positive("interleave", interleave, integral=True)
-    if schedule == "interleaved-1f1b":
+    if schedule in INTERLEAVED:
         if (v < 2).any():
-            _fail("interleave", interleave, ">= 2 (1 is plain '1f1b')", schedule)
+            plain = "1f1b" if schedule == "interleaved-1f1b" else "gpipe"
+            _fail("interleave", interleave, f">= 2 (1 is plain {plain!r})", schedule)
         if (p < 2).any():
             _fail("pp", pp, ">= 2", schedule)
     elif (v != 1).any():
-        _fail("interleave", interleave, "1 (chunks per stage apply to 'interleaved-1f1b' only)", schedule)
+        _fail("interleave", interleave, f"1 (chunks per stage apply to {INTERLEAVED} only)", schedule)
     if schedule == "dualpipe" and (p % 2 != 0).any():
         _fail("pp", pp, "even (DualPipe feeds micro-batches from both ends)", schedule)
     return schedule, p, v
@@ -145,9 +166,11 @@ def min_micro_batches(schedule: str, pp: Number, interleave: Number = 1) -> Numb
     up to 2p chunk forwards (``max_mem = f_mem * n_stage * 2`` in sail-sg/zero-bubble-pipeline-parallelism,
     ``zerobubble/scheduler/zbv.py``): at m = p its own scheduler still idles (p-1) chunk forwards. DualPipe
     asserts ``num_chunks % 2 == 0 and num_chunks >= num_ranks * 2`` (deepseek-ai/DualPipe, ``dualpipe.py``).
-    Chapter :ref:`ch-sharding`."""
+    MaxText's circular pipeline takes m a multiple of p ("num_pipeline_microbatches must be a multiple of the
+    number of pipeline stages", ``src/maxtext/configs/base.yml``, commit e591f30c). Chapter :ref:`ch-sharding`."""
     schedule, p, _ = _stages(schedule, pp, interleave)
-    fewest = {"interleaved-1f1b": p, "zb-h1": p, "zb-v": 2 * p, "dualpipe": 2 * p}.get(schedule, np.ones_like(p))
+    fewest = {"interleaved-1f1b": p, "circular": p, "zb-h1": p, "zb-v": 2 * p, "dualpipe": 2 * p}
+    fewest = fewest.get(schedule, np.ones_like(p))
     return whole_or_array(fewest)
 
 
@@ -172,6 +195,8 @@ def bubble_time(
       O((p-1)/(m+p-1)) of the total time, i.e. (p-1)/m of the ideal).
     - Interleaved 1F1B with v chunks per stage: each slot is a chunk of L/(p v) layers, so fill and drain take
       1/v as long: (p-1)(t_f + t_b)/v (Narayanan et al., Sec. 2.2.2).
+    - Circular (GPipe with v repeats): the same, MaxText's "Bubble = (PP - 1) / (repeats * Microbatches + PP -
+      1)" of the step (docs/guides/optimization/sharding.md), (p-1)/(v m) of the ideal.
     - ZB-H1: (p-1)(T_F + T_B - T_W), against 1F1B's (p-1)(T_F + T_B + T_W) (Qi et al. 2023, "Zero Bubble
       Pipeline Parallelism", arXiv:2401.10241, Sec. 2.1 and Table 2): W passes deferred by the warm-up count
       fill the tail, a third of 1F1B's bubble at T_F = T_B = T_W, at 1F1B's peak memory.
@@ -195,7 +220,7 @@ def bubble_time(
     p, v, f, b, w, fb = broadcast(pp=p, interleave=v, t_f=f, t_b=b, t_w=w, t_fb=fb)
     if schedule in ("gpipe", "1f1b"):
         idle = (p - 1) * (f + b + w)
-    elif schedule == "interleaved-1f1b":
+    elif schedule in INTERLEAVED:
         idle = (p - 1) * (f + b + w) / v
     elif schedule == "zb-h1":
         idle = (p - 1) * np.maximum(f + b - w, 0.0)
@@ -218,8 +243,9 @@ def pipeline_schedule(
     t_fb: Number | None = None,
 ) -> PipelineCost:
     """What ``schedule`` costs a step of ``micro_batches`` micro-batches on ``pp`` stages (``interleave`` chunks
-    per stage for interleaved 1F1B): its bubble as a share of the ideal compute, ``bubble_time`` over
-    m (T_F + T_B + T_W), and its in-flight activations, in units of one micro-batch through L/p layers:
+    per stage for the interleaved schedules, ``INTERLEAVED``): its bubble as a share of the ideal compute,
+    ``bubble_time`` over m (T_F + T_B + T_W), and its in-flight activations, in units of one micro-batch through
+    L/p layers:
 
     - GPipe runs every forward before any backward: all m (Huang et al. 2019, Sec. 2.2; its re-materialization
       is hwlib's ``recompute`` option, not the schedule).
@@ -234,6 +260,8 @@ def pipeline_schedule(
       Korthikanti et al. 2022, arXiv:2205.05198): the first stage's activations for p micro-batches times
       ``interleaved_schedule_memory_penalty = 1 + ((pipeline_model_parallel_size - 1) /
       (pipeline_model_parallel_size * virtual_pipeline_model_parallel_size))``.
+    - Circular: GPipe's, all m: a stage holds each micro-batch's activations through its v chunks of L/(p v)
+      layers until the backward loop reaches them.
     - ZB-H1: 1F1B's peak, p M_B on the first worker (Qi et al. 2023, Sec. 2.3, Table 2: worker i holds
       (p-i+1) M_B + (i-1) M_W with M_W < M_B).
     - ZB-V: 2p chunk micro-batches of L/(2p) layers, p: 1F1B's ("Activation Memory (Compared to 1F1B) 1x").
@@ -241,7 +269,7 @@ def pipeline_schedule(
       holds stage i for one direction and stage p-1-i for the other, so ``weight_copies`` = 2.
 
     Raises ValueError where the schedule does not take the input (``min_micro_batches``; interleaving only for
-    ``interleaved-1f1b``; an even pp and m for DualPipe, which "only requires that the pipeline stages and
+    ``INTERLEAVED``; an even pp and m for DualPipe, which "only requires that the pipeline stages and
     micro-batches be divisible by 2"). Vectorised over ``pp``, ``micro_batches``, ``interleave`` and the times.
     Chapter :ref:`ch-sharding`."""
     idle = np.asarray(bubble_time(schedule, pp, interleave=interleave, t_f=t_f, t_b=t_b, t_w=t_w, t_fb=t_fb))
@@ -252,7 +280,7 @@ def pipeline_schedule(
     if (m < fewest).any():
         allowed = {"zb-v": ">= 2 pp", "dualpipe": ">= 2 pp"}.get(schedule, ">= pp")
         _fail("micro_batches", micro_batches, f"{allowed} (pp={describe(pp)})", schedule)
-    if schedule == "interleaved-1f1b" and (m % p != 0).any():
+    if schedule in INTERLEAVED and (m % p != 0).any():
         _fail("micro_batches", micro_batches, f"a multiple of pp={describe(pp)}", schedule)
     if schedule == "dualpipe" and (m % 2 != 0).any():
         _fail("micro_batches", micro_batches, "even (half enter from each end)", schedule)
@@ -263,6 +291,7 @@ def pipeline_schedule(
         "gpipe": m,
         "1f1b": np.minimum(p, m),
         "interleaved-1f1b": np.minimum(p + (p - 1) / v, m),
+        "circular": m,
         "zb-h1": np.minimum(p, m),
         "zb-v": p,
         "dualpipe": p + 1,
@@ -274,7 +303,7 @@ def pipeline_schedule(
         in_flight=scalar_or_array(in_flight),
         weight_copies=2 if schedule == "dualpipe" else 1,
         model_chunks=whole_or_array(p * (v if chunks is None else chunks)),
-        p2p_factor=scalar_or_array(v if schedule == "interleaved-1f1b" else np.full_like(p, _P2P.get(schedule, 1.0))),
+        p2p_factor=scalar_or_array(v if schedule in INTERLEAVED else np.full_like(p, _P2P.get(schedule, 1.0))),
         splits_backward=schedule in SPLIT_BACKWARD,
         hidden_comm=DUALPIPE_HIDDEN if schedule == "dualpipe" else (),
         min_micro_batches=whole_or_array(fewest),

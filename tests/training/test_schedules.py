@@ -9,8 +9,11 @@ from hypothesis import strategies as st
 import hwlib as hw
 from hwlib.training.batch import chunk_pace
 from hwlib.training.schedules import (
+    INTERLEAVED,
     SCHEDULES,
+    SPMD_SCHEDULES,
     bubble_time,
+    default_schedule,
     min_micro_batches,
     pipeline_schedule,
     stage_layers,
@@ -23,7 +26,7 @@ ZERO_BUBBLE = ("zb-h1", "zb-v", "dualpipe")
 
 
 def _options(schedule):
-    return {"interleave": 2} if schedule == "interleaved-1f1b" else {}
+    return {"interleave": 2} if schedule in INTERLEAVED else {}
 
 
 # --- each formula, pinned -----------------------------------------------------------------------------------
@@ -37,6 +40,7 @@ def test_each_bubble_is_its_papers_formula(p, m):
         "gpipe": (p - 1) * (f + b + w),  # Narayanan et al. 2021, Sec. 2.2.1; Huang et al. 2019
         "1f1b": (p - 1) * (f + b + w),
         "interleaved-1f1b": (p - 1) * (f + b + w) / 2,  # Sec. 2.2.2, v = 2
+        "circular": (p - 1) * (f + b + w) / 2,  # MaxText: (PP - 1) / (repeats * m + PP - 1) of the step
         "zb-h1": (p - 1) * (f + b - w),  # Qi et al. 2023, Table 2
         "zb-v": (p - 1) * (f + b - 2 * w),  # ZB-H2's form; 0 at T_F = T_B = T_W
         "dualpipe": (p / 2 - 1) * ((f + b + w) + (b + w) - 3 * w),  # DeepSeek-V3 Table 2, F&B = F + B
@@ -51,7 +55,9 @@ def test_at_unit_passes_the_shares_are_the_published_rates():
     p, m = 8, 64
     share = {s: pipeline_schedule(s, p, m, **_options(s)).bubble_share for s in SCHEDULES}
     assert share["gpipe"] == share["1f1b"] == pytest.approx((p - 1) / m)
-    assert share["interleaved-1f1b"] == pytest.approx((p - 1) / (2 * m))
+    assert share["interleaved-1f1b"] == share["circular"] == pytest.approx((p - 1) / (2 * m))
+    step = 1 + share["circular"]  # MaxText's docs give the bubble as a share of the whole step
+    assert share["circular"] / step == pytest.approx((p - 1) / (2 * m + p - 1))
     assert share["zb-h1"] == pytest.approx((p - 1) / (3 * m))  # the authors' README: ZB1P (p-1)/3m
     assert share["zb-v"] == 0.0  # ZBV: 0
     assert share["dualpipe"] == pytest.approx((p - 2) / (3 * m))  # (p/2-1) 2 T over m 3 T
@@ -68,6 +74,7 @@ def test_in_flight_activations_pinned():
         warmup = 2 * (p - 1) + (v - 1) * p  # schedules.py's first-rank warm-up, in chunks of L/(p v) layers
         assert cost.in_flight == pytest.approx((warmup + 1) / v)
     assert pipeline_schedule("interleaved-1f1b", p, p, 2).in_flight == p  # every chunk in warm-up: all m
+    assert pipeline_schedule("circular", p, m, 4).in_flight == m  # every forward before any backward
     assert pipeline_schedule("zb-h1", p, m).in_flight == p
     assert pipeline_schedule("zb-v", p, m).in_flight == p
     assert pipeline_schedule("dualpipe", p, m).in_flight == p + 1
@@ -77,7 +84,8 @@ def test_weight_copies_chunks_sends_and_what_is_hidden():
     p, m = 8, 32
     costs = {s: pipeline_schedule(s, p, m, **_options(s)) for s in SCHEDULES}
     assert {s: c.weight_copies for s, c in costs.items()} == {s: 2 if s == "dualpipe" else 1 for s in SCHEDULES}
-    assert costs["interleaved-1f1b"].model_chunks == 2 * p and costs["interleaved-1f1b"].p2p_factor == 2
+    for schedule in INTERLEAVED:
+        assert costs[schedule].model_chunks == 2 * p and costs[schedule].p2p_factor == 2, schedule
     assert costs["zb-v"].model_chunks == 2 * p and costs["zb-v"].p2p_factor == 2  # README: volume 2x
     for schedule in ("gpipe", "1f1b", "zb-h1", "dualpipe"):
         assert costs[schedule].model_chunks == p and costs[schedule].p2p_factor == 1, schedule
@@ -89,10 +97,22 @@ def test_weight_copies_chunks_sends_and_what_is_hidden():
         "gpipe": 1,
         "1f1b": 1,
         "interleaved-1f1b": p,
+        "circular": p,
         "zb-h1": p,
         "zb-v": 2 * p,
         "dualpipe": 2 * p,
     }
+
+
+def test_tpus_run_spmd_schedules_and_gpus_megatrons():
+    assert [default_schedule("TPU", v) for v in (1, 4)] == list(SPMD_SCHEDULES) == ["gpipe", "circular"]
+    assert [default_schedule(family, v) for family in ("GPU", "") for v in (1, 4)] == ["1f1b", "interleaved-1f1b"] * 2
+    llama, mesh = hw.model("llama-3-8b"), hw.Mesh(fsdp=8, pp=4)
+    tpu = hw.train_step(llama, hw.cluster("tpu-v5p"), mesh, 2**20, 4096, 4096, "full")
+    gpu = hw.train_step(llama, hw.cluster("hgx-h100-ndr"), mesh, 2**20, 4096, 4096, "full")
+    assert (tpu.schedule, gpu.schedule) == ("gpipe", "1f1b")
+    held = tpu.memory_parts["activations"] / gpu.memory_parts["activations"]
+    assert held == pytest.approx(tpu.micro_batches / mesh.pp)  # GPipe holds all 32 micro-batches, 1F1B four
 
 
 def test_one_stage_has_no_bubble():
@@ -181,7 +201,7 @@ def test_more_micro_batches_never_raise_the_bubble_share(p, m, more, schedule):
         p += p % 2
     smallest = min_micro_batches(schedule, p, **_options(schedule))
     m = max(m, smallest)
-    step = p if schedule == "interleaved-1f1b" else (2 if schedule == "dualpipe" else 1)
+    step = p if schedule in INTERLEAVED else (2 if schedule == "dualpipe" else 1)
     m -= m % step
     larger = m + more * step
     before = pipeline_schedule(schedule, p, m, **_options(schedule)).bubble_share
@@ -239,6 +259,8 @@ def test_the_slowest_stage_sets_the_pace():
         (lambda: pipeline_schedule("interleaved-1f1b", 4, 8, 1), r"interleave must be >= 2"),
         (lambda: pipeline_schedule("interleaved-1f1b", 4, 6, 2), r"micro_batches must be a multiple of pp=4"),
         (lambda: pipeline_schedule("interleaved-1f1b", 1, 4, 2), r"pp must be >= 2"),
+        (lambda: pipeline_schedule("circular", 4, 8, 1), r"interleave must be >= 2 \(1 is plain 'gpipe'\)"),
+        (lambda: pipeline_schedule("circular", 4, 6, 2), r"micro_batches must be a multiple of pp=4"),
         (lambda: pipeline_schedule("zb-h1", 8, 7), r"micro_batches must be >= pp .* 'zb-h1', got 7"),
         (lambda: pipeline_schedule("zb-v", 8, 15), r"micro_batches must be >= 2 pp .* 'zb-v', got 15"),
         (lambda: pipeline_schedule("dualpipe", 6, 10), r"micro_batches must be >= 2 pp .* got 10"),
