@@ -47,9 +47,11 @@ class Efficiency:
     ``quantization``: apply tile and wave quantization; ``attention_dtype``: the dtype whose peak attention kernels
     run at ("bf16" by default, ``assumptions.ATTENTION_DTYPE``; "matmul": the matmuls' own); ``parts_overlap``: a
     step's parts (weights, attention, activations) overlap as one roofline of their totals, as the bound assumes,
-    instead of running one after another as an engine's kernels do (the default); ``best_overlap``: collectives hide
-    where the best known implementation hides them (``Collective.overlaps_at_bound``), as in the bound, instead of
-    where the usual one does (the default). Floats or arrays (a
+    instead of running one after another as an engine's kernels do (the default); ``best_overlap``: True, collectives
+    hide where the best known implementation hides them (``Collective.overlaps_at_bound``), as in the bound; False,
+    where the usual one on GPUs does (Megatron's exposed tensor-parallel all-reduces and expert all-to-alls); None
+    (the default), as the chip's usual software runs them (``KernelEfficiency.hides_collectives``: XLA on TPUs hides
+    them, ``hides_collectives(chip)``). Floats or arrays (a
     forecast then broadcasts over them). ``Efficiency.at_peak()`` is every term at its peak: the forecast is then the
     bound. Chapter :ref:`ch-forecast`.
     """
@@ -68,7 +70,7 @@ class Efficiency:
     quantization: bool = True
     attention_dtype: str | None = None
     parts_overlap: bool = False
-    best_overlap: bool = False
+    best_overlap: bool | None = None
 
     @classmethod
     def at_peak(cls) -> Efficiency:
@@ -108,8 +110,10 @@ class Efficiency:
                 if (share >= 1).any():
                     raise ValueError(f"Efficiency.{name} must be in [0, 1), got {describe(getattr(self, name))}")
         for name in ("quantization", "parts_overlap", "best_overlap"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"Efficiency.{name} must be True or False, got {describe(getattr(self, name))}")
+            value = getattr(self, name)
+            if not isinstance(value, bool) and not (name == "best_overlap" and value is None):
+                allowed = "True, False or None" if name == "best_overlap" else "True or False"
+                raise TypeError(f"Efficiency.{name} must be {allowed}, got {describe(value)}")
         if self.attention_dtype not in (None, "matmul", *BYTES_PER_ELEMENT):
             raise ValueError(
                 f"Efficiency.attention_dtype must be None, 'matmul' or a dtype {tuple(BYTES_PER_ELEMENT)}, "
@@ -182,6 +186,14 @@ def overlap_slowdown(chip: Chip) -> float:
     record's measured value, 0 where none applies. Chapter :ref:`ch-forecast`."""
     measured = kernel_record(chip).overlap_slowdown
     return 0.0 if measured is None else float(measured.value)
+
+
+def hides_collectives(chip: Chip, efficiency: Efficiency | None = None) -> bool:
+    """Whether a forecast on ``chip`` hides collectives where the bound does: ``efficiency.best_overlap`` where it
+    is set, else whether the chip's usual software does (``KernelEfficiency.hides_collectives``: XLA on TPUs).
+    Chapter :ref:`ch-forecast`."""
+    given = require_efficiency(efficiency).best_overlap
+    return bool(kernel_record(chip).hides_collectives) if given is None else given
 
 
 def collective_efficiency(scope: str) -> float:

@@ -28,7 +28,7 @@ import numpy as np
 from hwlib._checks import Number, non_negative, one_of
 from hwlib.collectives import COLLECTIVES, collective_time_s
 from hwlib.data import assumptions
-from hwlib.efficiency import Efficiency, Resolved, require_efficiency, resolve, small_allreduce_s
+from hwlib.efficiency import Efficiency, Resolved, hides_collectives, require_efficiency, resolve, small_allreduce_s
 from hwlib.placement import scope_of, send_time_s
 
 FLOP_KINDS = ("matmul", "attention")
@@ -217,13 +217,14 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
     attention_s = sum(np.asarray(p.flops) / peak for p in parts.values() if p.kind == "attention")
     forecast_attention_s = sum(flops_s[name] for name, p in parts.items() if p.kind == "attention")
     bound_comm, forecast_comm = [], []
+    best_overlap = hides_collectives(chip, given)
     for collective in work.collectives:
         one = collective_s(collective)
         bound_comm.append((collective.calls * one, collective.bound_overlaps))
         forecast_comm.append(
             (
                 collective.calls * forecast_collective_s(collective, one, eff, given),
-                collective.bound_overlaps if given.best_overlap else collective.overlaps,
+                collective.bound_overlaps if best_overlap else collective.overlaps,
             )
         )
     bound_hidden = hidden_s(bound_comm, windows(roofline, attention_s, work.accumulation))

@@ -146,8 +146,8 @@ def test_palm_540b_on_two_v4_pods_is_below_its_bound():
     assert measured == pytest.approx(238.3e3 / 6144)
     assert measured < bound < 1.7 * measured  # the bound brackets the run from above
     assert step.mfu == pytest.approx(6 / 8)  # every collective hidden: full recomputation's ceiling
-    # one model-parallel all-reduce per parallel layer: the forecast is below the run, by less than a third
-    assert 0.7 * measured < training_run_forecast(run) < measured
+    # XLA hides its model-parallel all-reduces (one per parallel layer and pass): the forecast is within 10 %
+    assert 0.9 * measured < training_run_forecast(run) < 1.1 * measured
     # counted as the paper counts (the whole score matrix), the run's 238.3K tokens/s is its 46.2% MFU
     assert step.mfu * measured / bound == pytest.approx(0.462, abs=0.001)
     assert training_run_forecast(run) <= bound and step.forecast_mfu < step.mfu
@@ -188,25 +188,30 @@ def test_maxtexts_multislice_runs_stay_below_their_bound_and_lose_little_over_th
 
 
 @pytest.mark.parametrize("slices", [2, 32])
-def test_maxtexts_published_multislice_mesh_is_within_five_percent_of_the_planners_best(slices):
+def test_maxtexts_published_multislice_mesh_is_the_planners_best_without_tensor_parallelism(slices):
     """64B on 2 and 32 v5e-256 slices, 4 sequences of 2,048 per chip: FSDP in each slice, data parallelism across
     the DCN, full recomputation. A TPU pipeline is GPipe or circular (SPMD_SCHEDULES), which holds every
-    micro-batch's activations: no pipeline escapes the recomputation, so none beats the published mesh."""
+    micro-batch's activations: no pipeline escapes the recomputation. Tensor parallelism of 8, its collectives
+    hidden by XLA, does, with 8 micro-batches (gradient accumulation, which MaxText lacked in 2023): the forecast
+    prices it 15-20 % faster, a choice no published v5e run measured."""
     (run,) = [run for run in hw.training_runs() if run.key == f"maxtext-v5e-{slices}x256-64b"]
     cluster = hw.cluster(run.cluster_key)
     tokens = run.global_batch_sequences * run.seq_len
     plan = hw.plan_training(run.model, cluster, tokens, run.seq_len, 256 * slices, causal=False)
     published = next(p for p in plan.meshes if p.mesh == hw.Mesh(fsdp=256, dp=slices))
+    untensored = min(float(p.step.forecast_time_s) for p in plan.feasible if p.mesh.tp == 1)
     best = plan.feasible[0].step
     assert published.fits and published.step.recompute == "full"
-    assert float(published.step.forecast_time_s / best.forecast_time_s) < 1.05
+    assert float(published.step.forecast_time_s) / untensored < 1.05
+    assert best.mesh.tp > 1 and best.recompute == "none"
+    assert 1.05 < float(published.step.forecast_time_s / best.forecast_time_s) < 1.25
     assert all(p.step.schedule in ("", *SPMD_SCHEDULES) for p in plan.feasible)
 
 
 def test_the_planner_prefers_tensor_parallelism_to_recomputing_a_32b_model_on_v5e():
-    """32B on 32 slices: tp = 4 shards the activations enough to recompute nothing, which the forecast prices
-    9 % faster than MaxText's FSDP with full recomputation (whose measured step is faster than both forecasts:
-    v5e's matmul efficiency is borrowed, hwlib.data.efficiencies)."""
+    """32B on 32 slices: tensor parallelism shards the activations enough to recompute nothing, which the forecast
+    prices a quarter faster than MaxText's FSDP with full recomputation (whose measured step is faster than both
+    forecasts: v5e's matmul efficiency is borrowed, hwlib.data.efficiencies)."""
     (run,) = [run for run in hw.training_runs() if run.key == "maxtext-v5e-32x256-32b"]
     cluster = hw.cluster(run.cluster_key)
     tokens = run.global_batch_sequences * run.seq_len

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import hwlib as hw
-from hwlib.efficiency import collective_efficiency, small_allreduce_s
+from hwlib.efficiency import collective_efficiency, hides_collectives, small_allreduce_s
 from hwlib.placement import scope_of
 from hwlib.pricing import BACKWARD_SHARE, Collective, Part, Work, hidden_s, price, windows
 from hwlib.serving.engine import Priced
@@ -239,13 +239,28 @@ def test_precision_is_one_record_of_four_dtypes():
         hw.inference_step(LLAMA8, H100, 1, 1, precision=8)
 
 
+def test_the_usual_software_hides_collectives_on_tpus_and_not_on_gpus():
+    """XLA (MaxText's LIBTPU_INIT_ARGS) overlaps the collectives the bound hides; Megatron leaves tensor-parallel
+    all-reduces exposed. An Efficiency's best_overlap overrides the chip's usual software either way."""
+    v5e, h100 = hw.cluster("tpu-v5e"), hw.cluster("hgx-h100-ndr")
+    assert hides_collectives(v5e.chip) and not hides_collectives(h100.chip)
+    assert not hides_collectives(v5e.chip, hw.Efficiency(best_overlap=False))
+    assert hides_collectives(h100.chip, hw.Efficiency(best_overlap=True))
+    llama, mesh, best = hw.model("llama-3-8b"), hw.Mesh(fsdp=16, tp=16), hw.Efficiency(best_overlap=True)
+    for cluster, hidden in ((v5e, True), (h100, False)):
+        usual = hw.train_step(llama, cluster, mesh, 256 * 2048, 2048, 2048, "full")
+        hiding = hw.train_step(llama, cluster, mesh, 256 * 2048, 2048, 2048, "full", efficiency=best)
+        same = float(usual.forecast_time_s) == pytest.approx(float(hiding.forecast_time_s), rel=1e-12)
+        assert same is hidden and float(usual.forecast_time_s) >= float(hiding.forecast_time_s), cluster.key
+
+
 def test_at_peak_is_every_term_at_its_ideal():
     peak = hw.Efficiency.at_peak()
     assert (peak.matmul, peak.attention, peak.hbm, peak.collective) == (1.0, 1.0, 1.0, 1.0)
     assert (peak.small_allreduce_s, peak.elementwise_passes, peak.unmodelled_share, peak.overlap_slowdown) == (0,) * 4
     assert (peak.layer_overhead_s, peak.sequence_overhead_s) == (0.0, 0.0)
     assert peak.quantization is False and peak.parts_overlap is True and peak.attention_dtype == "matmul"
-    assert peak.best_overlap is True and hw.Efficiency().best_overlap is False
+    assert peak.best_overlap is True and hw.Efficiency().best_overlap is None
     with pytest.raises(ValueError, match="Efficiency.attention_dtype must be"):
         hw.Efficiency(attention_dtype="fp7")
     with pytest.raises(TypeError, match="Efficiency.parts_overlap must be True or False"):

@@ -7,7 +7,7 @@ from __future__ import annotations
 from hwlib.data.records import TrainingRun, cite
 from hwlib.data.training_rows import MODEL_BY_KEY as _MODEL
 
-_ARCHIVE = cite(
+ARCHIVE = cite(
     "NVIDIA-NeMo/Megatron-Bridge, docs/performance-summary-archive.md (commit 067f987d), "
     "https://docs.nvidia.com/nemo/megatron-bridge/latest/performance-summary-archive.html",
     "2026-12-06",
@@ -111,7 +111,7 @@ def _run(release: str, name: str, row: str) -> TrainingRun:
         recompute="none",
         dtype=_DTYPE[precision],
         metric="tokens_per_s_per_chip",
-        measured=_ARCHIVE(float(tokens), "tokens/s", row, f"Tokens / sec / GPU, {name}, NeMo {release}."),
+        measured=ARCHIVE(float(tokens), "tokens/s", row, f"Tokens / sec / GPU, {name}, NeMo {release}."),
         note=f"{system} (network not stated: modelled as {cluster}; a GB200's GPU as the B200 record, whose peak is "
         f"the lower one); precision {precision!r}; "
         + (

@@ -7,6 +7,7 @@ from __future__ import annotations
 from hwlib.data.records import TrainingRun, cite
 from hwlib.data.training_rows import MODEL_BY_KEY as _MODEL
 from hwlib.data.training_rows import gpt_style as _gpt_style
+from hwlib.data.training_runs_mbridge import ARCHIVE
 
 # --- NVIDIA NeMo 24.07 performance summary (DGX-H100, FP8) ------------------------------------------------------
 
@@ -123,7 +124,7 @@ _MBRIDGE = cite(
     "NVIDIA-NeMo/Megatron-Bridge, docs/performance-summary.md (commit df0289c1), "
     "https://docs.nvidia.com/nemo/megatron-bridge/latest/performance-summary.html"
 )
-_MBRIDGE_CLUSTER = {"h100": "hgx-h100-ndr", "b200": "hgx-b200-ndr"}
+_MBRIDGE_CLUSTER = {"h100": "hgx-h100-ndr", "b200": "hgx-b200-ndr", "gb200": "gb200-nvl72-ndr"}
 _MBRIDGE_MODEL = {
     "LLAMA3_8B": ("llama3-8b", _MODEL["llama-3-8b"]),
     "LLAMA3_70B": ("llama3-70b", _MODEL["llama-3-70b"]),
@@ -158,7 +159,39 @@ _MBRIDGE_ROWS = (
         "| LLAMA3.1_405B | 128 | FP8-CS (FP8-MX) | 64 | 1 | 8192 | 0 | 4 | 8 | 2 | 8 | 1 | 32 | 661 (624) | "
         "1667 (1576) |",
     ),
+    (
+        "25.09",
+        "gb200",
+        "| LLAMA3_8B | 8 | 128 | 2 | 8192 | 0 | 1 | 1 | 1 | n/a | 1 | 8 | 31357 (29925) | 1614 (1540) |",
+    ),
+    (
+        "25.09",
+        "gb200",
+        "| LLAMA3_70B | 64 | 128 | 2 | 8192 | 64 (0) | 1 (2) | 1 (4) | 1 | 1 (5) | 1 | 1 (16) | 3986 (3546) | "
+        "1791 (1593) |",
+    ),
+    (
+        "25.09",
+        "gb200",
+        "| LLAMA3.1_405B | 128 | 64 | 1 | 8192 | 64 (0) | 2 (4) | 1 (8) | 1 (2) | 1 (8) | 1 | 1 (32) | 729 (578) | "
+        "1840 (1458) |",
+    ),
+    (
+        "25.11",
+        "gb200",
+        "| LLAMA3_8B | 8 | FP8-CS (FP8-MX) | 128 | 2 | 8192 | 0 | 1 | 1 | 1 | n/a | 1 | 8 | 31508 (29789) | "
+        "1622 (1533) |",
+    ),
+    ("25.11", "gb200", "| LLAMA3_70B | 64 | FP8-CS | 256 | 2 | 8192 | 64 | 1 | 1 | 1 | 1 | 1 | 2 | 4312 | 1937 |"),
+    (
+        "25.11",
+        "gb200",
+        "| LLAMA3.1_405B | 256 | FP8-CS | 1536 | 1 | 8192 | 0 | 4 | 16 | 1 | 4 | 1 | 384 | 813 | 2053 |",
+    ),
 )
+"""The H100 and B200 rows from the summary of each release; the DGX-GB200 rows from its archive
+(``training_runs_mbridge.ARCHIVE``), where a cell's value in parentheses is another run's (another quantization
+granularity, and in 25.09 another mesh): the value outside is taken."""
 
 
 def _first(cell: str) -> str:
@@ -171,6 +204,8 @@ def _mbridge_run(release: str, gpu: str, row: str) -> TrainingRun:
     if release == "25.09":
         cells.insert(2, "")  # no Precision column
     name, gpus, precision, gbs, mbs, seq, fsdp, tp, pp, cp, vp, _ep, ga, tokens, _tflops = cells
+    fsdp, tp, pp, cp, vp, ga = (_first(cell) for cell in (fsdp, tp, pp, cp, vp, ga))
+    fsdp = "1" if fsdp != "0" else fsdp  # the archive prints the sharding group's size, the summary 1
     short, model = _MBRIDGE_MODEL[name]
     gpus, gbs, mbs, seq, tp, pp, cp, ga = (int(cell) for cell in (gpus, gbs, mbs, seq, tp, pp, cp, ga))
     data = gpus // (tp * pp * cp)
@@ -200,14 +235,16 @@ def _mbridge_run(release: str, gpu: str, row: str) -> TrainingRun:
         recompute="none",
         dtype="fp8",
         metric="tokens_per_s_per_chip",
-        measured=_MBRIDGE(
+        measured=(ARCHIVE if gpu == "gb200" else _MBRIDGE)(
             float(_first(tokens)),
             "tokens/s",
             row,
             "Tokens / sec / GPU, the value outside the parentheses"
             + (" (FP8-CS; FP8-MX in parentheses)." if "(" in tokens and precision else "."),
         ),
-        note=f"DGX-{gpu.upper()} (network not stated: modelled as {_MBRIDGE_CLUSTER[gpu]}); NeMo {release}; {stated}; "
+        note=f"DGX-{gpu.upper()} (network not stated: modelled as {_MBRIDGE_CLUSTER[gpu]}"
+        + ("; a GB200's GPU as the B200 record, whose peak is the lower one" if gpu == "gb200" else "")
+        + f"); NeMo {release}; {stated}; "
         f"{'FSDP' if fsdp == '1' else 'DDP'} ('FSDP = 1: use FSDP / FSDP = 0: use DDP'); dp = GPUs / (TP PP CP) "
         f"[derived]; GA {ga}.{recipe}"
         + (" Llama 3 8B/70B shapes as the catalogue's." if short.startswith("llama3-") else "")

@@ -375,7 +375,8 @@ class KernelEfficiency:
     backward (``attention``), and the output tile (rows, columns) and the number of tiles the chip runs at once
     (``parallel_tiles``: SMs, compute units, or 1 for a TPU core's MXUs taking tiles in turn) that set tile and wave
     quantization. ``overlap_slowdown``: how much longer compute kernels take while a collective runs beside them
-    (0.189: 18.9 % longer), or None where no measurement applies. Fractions are Sourced with unit "1".
+    (0.189: 18.9 % longer), or None where no measurement applies. ``hides_collectives``: the source saying the
+    chip's usual software hides collectives as the bound does ("": it does not). Fractions are Sourced, unit "1".
     Chapter :ref:`ch-forecast`.
     """
 
@@ -386,6 +387,7 @@ class KernelEfficiency:
     parallel_tiles: Sourced
     overlap_slowdown: Sourced | None = None
     note: str = ""
+    hides_collectives: str = ""
 
     def __post_init__(self) -> None:
         for dtype in self.matmul:
