@@ -196,6 +196,13 @@ def hides_collectives(chip: Chip, efficiency: Efficiency | None = None) -> bool:
     return bool(kernel_record(chip).hides_collectives) if given is None else given
 
 
+def fuses_elementwise(chip: Chip) -> bool:
+    """Whether the usual compiler on ``chip`` fuses a training step's elementwise work into its matmuls, so that the
+    forecast prices no elementwise pass (``KernelEfficiency.fuses_elementwise``: XLA on TPUs). Chapter
+    :ref:`ch-forecast`."""
+    return bool(kernel_record(chip).fuses_elementwise)
+
+
 def collective_efficiency(scope: str) -> float:
     """Fraction of ``hw.collective_time_s``'s bound that measured collectives reach: the geometric mean of
     bound over measured time of ``COLLECTIVE_RUNS`` in ``scope`` ("node": one NVLink domain or slice;

@@ -28,7 +28,15 @@ import numpy as np
 from hwlib._checks import Number, non_negative, one_of
 from hwlib.collectives import COLLECTIVES, collective_time_s
 from hwlib.data import assumptions
-from hwlib.efficiency import Efficiency, Resolved, hides_collectives, require_efficiency, resolve, small_allreduce_s
+from hwlib.efficiency import (
+    Efficiency,
+    Resolved,
+    fuses_elementwise,
+    hides_collectives,
+    require_efficiency,
+    resolve,
+    small_allreduce_s,
+)
 from hwlib.placement import scope_of, send_time_s
 
 FLOP_KINDS = ("matmul", "attention")
@@ -211,7 +219,8 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
         forecast_parts = {name: np.where(forecast_bound, flops_s[name], bytes_s[name]) for name in parts}
     else:  # each part's kernels after the last's, each at its own roofline
         forecast_parts = {name: np.maximum(flops_s[name], bytes_s[name]) for name in parts}
-    elementwise = eff.elementwise_passes * np.asarray(work.elementwise_bytes, dtype=float) / achieved_bandwidth
+    unfused = 0.0 if fuses_elementwise(chip) else np.asarray(work.elementwise_bytes, dtype=float)
+    elementwise = eff.elementwise_passes * unfused / achieved_bandwidth
     forecast_core = sum(forecast_parts.values()) + elementwise
 
     attention_s = sum(np.asarray(p.flops) / peak for p in parts.values() if p.kind == "attention")

@@ -146,8 +146,10 @@ def test_palm_540b_on_two_v4_pods_is_below_its_bound():
     assert measured == pytest.approx(238.3e3 / 6144)
     assert measured < bound < 1.7 * measured  # the bound brackets the run from above
     assert step.mfu == pytest.approx(6 / 8)  # every collective hidden: full recomputation's ceiling
-    # XLA hides its model-parallel all-reduces (one per parallel layer and pass): the forecast is within 10 %
-    assert 0.9 * measured < training_run_forecast(run) < 1.1 * measured
+    # how much of its model-parallel all-reduces (one per parallel layer and pass) the run hid is not published:
+    # the forecast that hides them all (XLA's collective matmuls) and the one that hides none bracket it
+    hidden, exposed = training_run_forecast(run), training_run_forecast(run, hw.Efficiency(best_overlap=False))
+    assert exposed < measured < hidden < 1.25 * measured and exposed > 0.85 * measured
     # counted as the paper counts (the whole score matrix), the run's 238.3K tokens/s is its 46.2% MFU
     assert step.mfu * measured / bound == pytest.approx(0.462, abs=0.001)
     assert training_run_forecast(run) <= bound and step.forecast_mfu < step.mfu
@@ -184,28 +186,25 @@ def test_maxtexts_multislice_runs_stay_below_their_bound_and_lose_little_over_th
         assert step_many.mesh == hw.Mesh(fsdp=256, dp=32) and step_many.n_chips == 8192
         assert step_many.comm_time_s["dp all-reduce"] > 0 == step_many.exposed_comm_time_s["dp all-reduce"]
         assert bound_many == pytest.approx(bound_one)  # the gradients' DCN all-reduce hides behind the backward
-        assert many.outside_model  # v5e's own matmul efficiency is not recorded: out of the fit
+        assert not many.outside_model  # in the fit: v5e's matmuls at the JAX guide's 92 %, elementwise work fused
 
 
 @pytest.mark.parametrize("slices", [2, 32])
-def test_maxtexts_published_multislice_mesh_is_the_planners_best_without_tensor_parallelism(slices):
+def test_maxtexts_published_multislice_mesh_is_within_5_percent_of_the_planners_best(slices):
     """64B on 2 and 32 v5e-256 slices, 4 sequences of 2,048 per chip: FSDP in each slice, data parallelism across
     the DCN, full recomputation. A TPU pipeline is GPipe or circular (SPMD_SCHEDULES), which holds every
-    micro-batch's activations: no pipeline escapes the recomputation. Tensor parallelism of 8, its collectives
-    hidden by XLA, does, with 8 micro-batches (gradient accumulation, which MaxText lacked in 2023): the forecast
-    prices it 15-20 % faster, a choice no published v5e run measured."""
+    micro-batch's activations: no pipeline escapes the recomputation. With XLA fusing the elementwise work into the
+    matmuls, recomputation costs its forward FLOPs only, and the published mesh ties the planner's best."""
     (run,) = [run for run in hw.training_runs() if run.key == f"maxtext-v5e-{slices}x256-64b"]
     cluster = hw.cluster(run.cluster_key)
     tokens = run.global_batch_sequences * run.seq_len
     plan = hw.plan_training(run.model, cluster, tokens, run.seq_len, 256 * slices, causal=False)
     published = next(p for p in plan.meshes if p.mesh == hw.Mesh(fsdp=256, dp=slices))
-    untensored = min(float(p.step.forecast_time_s) for p in plan.feasible if p.mesh.tp == 1)
     best = plan.feasible[0].step
     assert published.fits and published.step.recompute == "full"
-    assert float(published.step.forecast_time_s) / untensored < 1.05
-    assert best.mesh.tp > 1 and best.recompute == "none"
-    assert 1.05 < float(published.step.forecast_time_s / best.forecast_time_s) < 1.25
-    assert all(p.step.schedule in ("", *SPMD_SCHEDULES) for p in plan.feasible)
+    assert float(published.step.forecast_time_s / best.forecast_time_s) < 1.05
+    piped = [p.step for p in plan.meshes if p.mesh.pp > 1 and p.step is not None]
+    assert piped and all(step.schedule in SPMD_SCHEDULES for step in piped)
 
 
 def test_the_planner_prefers_tensor_parallelism_to_recomputing_a_32b_model_on_v5e():

@@ -293,15 +293,7 @@ def _v5e_run(row: str, column: int, size: str) -> TrainingRun:
         "synthetic data, each data-parallel rank's whole batch at once (no gradient accumulation); within a slice "
         + ("'ici_fsdp_parallelism=16 ici_tensor_parallelism=16'" if "tp" in ici else "FSDP over its 256 chips")
         + " ('ici_fsdp_parallelism: -1'), across slices data parallelism over the DCN ('dcn_data_parallelism: -1').",
-        outside_model=_V5E_OUTSIDE,
     )
-
-
-_V5E_OUTSIDE = (
-    "v5e's own matmul efficiency: the forecast takes the TPU7x microbenchmarks' (hwlib.data.efficiencies), and these "
-    "runs' matmuls reach more (32B on one slice: 66.86 % MFU with full recomputation, about 89 % of the peak in "
-    "FLOPs computed [derived, x 8/6])"
-)
 
 
 RUNS: tuple[TrainingRun, ...] = tuple(_maxtext_run(*row) for row in _MAXTEXT_ROWS) + tuple(

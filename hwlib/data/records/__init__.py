@@ -18,11 +18,11 @@ from hwlib.data.records.hardware import (
     Cluster,
     Deployment,
     Fabric,
-    KernelEfficiency,
     require,
     require_chip,
     require_chips,
 )
+from hwlib.data.records.kernels import KernelEfficiency
 from hwlib.data.records.latent_attention import LatentAttention
 from hwlib.data.records.model_shape import ModelShape
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite

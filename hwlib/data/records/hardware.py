@@ -366,35 +366,3 @@ def require_chips(chips: object) -> tuple[Chip, ...]:
     if not records or not all(isinstance(record, Chip) for record in records):
         raise TypeError(f"chips must be a non-empty sequence of Chip records, got {describe(chips)}")
     return records
-
-
-@dataclass(frozen=True)
-class KernelEfficiency:
-    """What a chip's kernels reach in practice, as published measurements give it: the fraction of the dense peak
-    large matmuls reach per dtype (``matmul``), the fraction of the bf16 peak attention kernels reach forward and
-    backward (``attention``), and the output tile (rows, columns) and the number of tiles the chip runs at once
-    (``parallel_tiles``: SMs, compute units, or 1 for a TPU core's MXUs taking tiles in turn) that set tile and wave
-    quantization. ``overlap_slowdown``: how much longer compute kernels take while a collective runs beside them
-    (0.189: 18.9 % longer), or None where no measurement applies. ``hides_collectives``: the source saying the
-    chip's usual software hides collectives as the bound does ("": it does not). Fractions are Sourced, unit "1".
-    Chapter :ref:`ch-forecast`.
-    """
-
-    chip_key: str
-    matmul: Mapping[str, Sourced]
-    attention: Sourced
-    tile: tuple[int, int]
-    parallel_tiles: Sourced
-    overlap_slowdown: Sourced | None = None
-    note: str = ""
-    hides_collectives: str = ""
-
-    def __post_init__(self) -> None:
-        for dtype in self.matmul:
-            one_of("matmul dtype", dtype, BYTES_PER_ELEMENT)
-        object.__setattr__(self, "matmul", MappingProxyType(dict(self.matmul)))
-        for name, quantity in (("attention", self.attention), *self.matmul.items()):
-            if not 0 < float(quantity.value) <= 1:
-                raise ValueError(f"KernelEfficiency {self.chip_key}: {name} must be a fraction in (0, 1]")
-        if self.overlap_slowdown is not None and not 0 <= float(self.overlap_slowdown.value) < 1:
-            raise ValueError(f"KernelEfficiency {self.chip_key}: overlap_slowdown must be in [0, 1)")
