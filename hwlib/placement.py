@@ -117,7 +117,8 @@ def _placed_group(cluster: Cluster, size: int, stride: int, n_chips: int, pipeli
     if stride >= node_size:
         return placed(_switch(size, outer), "network")
     inside = node_size // stride
-    return placed(hierarchy(_switch(inside, node), _switch(size // inside, outer), pipelined=pipelined), "hierarchy")
+    levels = placed(_switch(inside, node), "node"), placed(_switch(size // inside, outer), "network")
+    return placed(hierarchy(*levels, pipelined=pipelined), "hierarchy")
 
 
 def multislice(cluster: Cluster, n_chips: int) -> tuple[int, int]:
@@ -154,7 +155,7 @@ def _across_slices(cluster: Cluster, size: int, stride: int, each: int, pipeline
     if stride > each or each % stride or size % inside:
         raise ValueError(f"a group of {size} chips at stride {stride} does not tile slices of {each} chips")
     inner = _sub_torus(cluster, inside, stride, each)
-    return placed(hierarchy(inner, _switch(size // inside, cluster.dcn), pipelined=pipelined), "dcn")
+    return placed(hierarchy(inner, placed(_switch(size // inside, cluster.dcn), "dcn"), pipelined=pipelined), "dcn")
 
 
 def _switch(size: int, fabric: Fabric) -> object:

@@ -27,7 +27,7 @@ import numpy as np
 
 from hwlib._checks import Number, non_negative, one_of
 from hwlib.collectives import COLLECTIVES, collective_time_s
-from hwlib.data import assumptions
+from hwlib.data import assumptions, efficiencies
 from hwlib.efficiency import (
     Efficiency,
     Resolved,
@@ -174,11 +174,16 @@ def collective_s(collective: Collective) -> np.ndarray:
 
 
 def forecast_collective_s(collective: Collective, one_s: np.ndarray, eff: Resolved, given: Efficiency) -> np.ndarray:
-    """Seconds of one call at the forecast: the bound at its scope's achieved share, never under the smallest
-    all-reduce measured over the group's chips (no small all-to-all was found; one hop's latency bounds both)."""
+    """Seconds of one call at the forecast: the bound at its scope's achieved share (an all-to-all's as DeepEP
+    measures it, ``efficiencies.ALL_TO_ALL_SHARE``), never under the smallest all-reduce measured over the group's
+    chips (no small all-to-all was found; one hop's latency bounds both)."""
     if collective.topology is None:
         return np.zeros_like(one_s)
-    share = eff.collective_node if scope_of(collective.topology) == "node" else eff.collective_network
+    scope = scope_of(collective.topology)
+    if collective.kind == "all-to-all" and given.collective is None:
+        share = float(efficiencies.ALL_TO_ALL_SHARE[scope].value)
+    else:
+        share = eff.collective_node if scope == "node" else eff.collective_network
     achieved = one_s / share
     if collective.kind == "send":
         return achieved

@@ -54,6 +54,7 @@ TOPICS = (
     "training.fp8",
     "training.finetune",
     "training.savers",
+    "training.collectives",
     "training.step",
     "training.plan",
     "training.closed_forms",

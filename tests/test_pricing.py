@@ -7,7 +7,14 @@ import numpy as np
 import pytest
 
 import hwlib as hw
-from hwlib.efficiency import collective_efficiency, hides_collectives, small_allreduce_s
+from hwlib.data import efficiencies
+from hwlib.efficiency import (
+    collective_efficiency,
+    fuses_elementwise,
+    hides_collectives,
+    matmul_fraction,
+    small_allreduce_s,
+)
 from hwlib.placement import scope_of
 from hwlib.pricing import BACKWARD_SHARE, Collective, Part, Work, hidden_s, price, windows
 from hwlib.serving.engine import Priced
@@ -237,6 +244,38 @@ def test_precision_is_one_record_of_four_dtypes():
         hw.inference_step(LLAMA8, H100, 1, 1, precision="fp9")
     with pytest.raises(TypeError, match="precision must be an hw.Precision"):
         hw.inference_step(LLAMA8, H100, 1, 1, precision=8)
+
+
+def test_xla_fuses_the_elementwise_work_into_the_matmuls_on_tpus():
+    """On a TPU no elementwise pass is priced (XLA fuses them; the JAX Pallas guide measures a fused activation
+    costing a v5e matmul nothing); on a GPU the fitted passes cost their bytes at the achieved bandwidth."""
+    v5e, h100 = hw.cluster("tpu-v5e"), hw.cluster("hgx-h100-ndr")
+    assert fuses_elementwise(v5e.chip) and not fuses_elementwise(h100.chip)
+    llama, mesh = hw.model("llama-3-8b"), hw.Mesh(fsdp=16)
+    tpu = hw.train_step(llama, v5e, mesh, 64 * 2048, 2048, 2048, "full")
+    gpu = hw.train_step(llama, h100, mesh, 64 * 2048, 2048, 2048, "full")
+    none = hw.Efficiency(elementwise_passes=0.0)  # what is left is the optimizer's update
+    assert tpu.forecast_parts_s["elementwise"] == pytest.approx(
+        hw.train_step(llama, v5e, mesh, 64 * 2048, 2048, 2048, "full", efficiency=none).forecast_parts_s["elementwise"]
+    )
+    more = hw.Efficiency(elementwise_passes=6.0)
+    assert hw.train_step(llama, v5e, mesh, 64 * 2048, 2048, 2048, "full", efficiency=more).forecast_time_s == (
+        tpu.forecast_time_s
+    )
+    assert hw.train_step(llama, h100, mesh, 64 * 2048, 2048, 2048, "full", efficiency=more).forecast_time_s > (
+        gpu.forecast_time_s
+    )
+
+
+def test_v5e_matmuls_run_at_the_jax_guides_measured_share():
+    """XLA's bf16 8192^3 matmul on one v5e: 92.2960 % of 197 TFLOP/s; v4 and v5p (MXUs of 128 x 128) take it, v6e
+    (256 x 256, as TPU7x) takes TPU7x's microbenchmark."""
+    v5e = efficiencies.BY_CHIP["v5e"].matmul["bf16"]
+    assert v5e.value == 0.922960 and "92.2960%" in v5e.quoted
+    for key in ("v4", "v5p"):
+        assert efficiencies.BY_CHIP[key].matmul["bf16"].value == v5e.value
+    assert efficiencies.BY_CHIP["v6e"].matmul["bf16"].value == efficiencies.BY_CHIP["tpu7x"].matmul["bf16"].value
+    assert matmul_fraction(hw.chip("v5e"), "bf16") == pytest.approx(v5e.value)
 
 
 def test_the_usual_software_hides_collectives_on_tpus_and_not_on_gpus():

@@ -259,6 +259,33 @@ SMALL_ALLREDUCE_S = {
 """Time of the smallest all-reduce over 2 and 8 chips in one node (s): the floor of every all-reduce's forecast,
 taken between the two in log2 of the chips (``hw.small_allreduce_s``)."""
 
+_DEEPEP = cite(
+    "deepseek-ai/DeepEP, docs/legacy.md 'Normal kernels with NVLink and RDMA forwarding' "
+    "(github.com/deepseek-ai/DeepEP, commit 0297fc801788b14b338a46554faca28d419e518a; H800 with one CX7 400 Gb/s NIC "
+    "each, 4096 tokens per batch, "
+    "7168 hidden, top-4 groups, top-8 experts, FP8 dispatching and BF16 combining)",
+    "2026-12-06",
+)
+ALL_TO_ALL_SHARE = {
+    "node": _DEEPEP(
+        (153 + 158) / 2 / 200,
+        "1",
+        "| Intranode | 8 | 153 GB/s (NVLink) | 8 | 158 GB/s (NVLink) |",
+        "Dispatch and combine on 8 H800s, their mean over the 200 GB/s each way H800's NVLink gives "
+        "(hwlib's 'nvlink4-h800'; DeepEP's own text says '~160 GB/s NVLink maximum bandwidth') [derived].",
+    ),
+    "network": _DEEPEP(
+        1.0,
+        "1",
+        "| Internode | 64 | 51 GB/s (RDMA) | 64 | 50 GB/s (RDMA) |",
+        "At 16, 32 and 64 GPUs dispatch and combine reach 43 to 58 GB/s of 'bottleneck bandwidth' over a NIC of "
+        "'~50 GB/s maximum bandwidth': the forecast prices an expert all-to-all across the NICs at its bound.",
+    ),
+}
+"""Share of the bound an expert-parallel all-to-all reaches within a node and across the NICs, as DeepEP's normal
+kernels measure it (``hwlib.pricing.forecast_collective_s`` prices every all-to-all so; the other collectives
+take the all-reduces of ``step_measurements.COLLECTIVE_RUNS``)."""
+
 KV_CACHE_FRACTION = cite(
     "NVIDIA TensorRT-LLM, tensorrt_llm/llmapi/llm_args.py, KvCacheConfig.free_gpu_memory_fraction "
     "(github.com/NVIDIA/TensorRT-LLM, commit fcd3f31682808ae56118ae43c1d7864a3a945e6f)",

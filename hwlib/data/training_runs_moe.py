@@ -1,6 +1,6 @@
 """Mixture-of-experts training runs: Megatron-Bridge's H100 rows (Qwen3-30B-A3B on 16 GPUs, DeepSeek-V3 on 1,024)
 and DeepSeek-V3's own pre-training on 2,048 H800s. Each keeps its bound check; the forecast's fit leaves them out
-(``outside_model``) until the forecast prices the expert all-to-all's overlap. Chapter :ref:`ch-sharding`.
+(``outside_model``) where a cost of the run is not modelled. Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -17,9 +17,17 @@ _FORCED = (
     "The page: 'In MoE training benchmarks, we force-balance the token distribution among experts and all benchmarks "
     "are token-dropless' (routing_imbalance 1)."
 )
-_A2A_OVERLAP = (
-    "Megatron-Core overlaps the expert all-to-all with another micro-batch's compute ('EP A2A overlap', the MoE "
-    "README), where the forecast leaves it exposed"
+_FINE_GRAINED = (
+    "Fine-grained experts (128 of width 768 on a 2,048-wide model): the many small kernels of routing, permutation "
+    "and grouped GEMMs that Megatron-Core's MoE guide names ('Fine-grained MoE produces many small operations that "
+    "can underutilize GPU resources') are priced as one large matmul; the runs reach 15 to 25 % of their bound"
+)
+_CONFIGS = (
+    "NVIDIA-NeMo/Megatron-Bridge, scripts/performance/configs: deepseek/deepseek_v3_llm_pretrain.yaml at commit "
+    "0a72226a (2025-09-10, the 25.09 benchmarks: 'overlap_moe_expert_parallel_comm: true', 'recompute_modules: "
+    '["mla_up_proj", "mlp"]\', DeepEP) and qwen/qwen3_workload_base_configs.py at c3e43e6a (2025-12-03: '
+    "QWEN3_30B_A3B H100 'pipeline_model_parallel_size=2, virtual_pipeline_model_parallel_size=12, "
+    "moe_a2a_overlap=True') and 4948f752 (EP 16 without pipeline: 'moe_a2a_overlap=False', HybridEP)"
 )
 
 # (release, the row as printed: System | #-GPUs | Precision | GBS | MBS | Sequence Length | [FSDP |] TP | PP | CP | VP
@@ -52,10 +60,12 @@ def _qwen3_run(release: str, row: str) -> TrainingRun:
             float(tokens), "tokens/s", row, f"Tokens / sec / GPU, Qwen3_30B_a3B, NeMo {release}."
         ),
         note=f"DGX-H100 (network not stated: modelled as hgx-h100-ndr); FP8; DDP; dp = GPUs / (TP PP CP) [derived]. "
-        f"{_FORCED} Recomputation not stated: none, the least, keeps the bound a bound.",
+        f"{_FORCED} Recomputation not stated: none, the least, keeps the bound a bound. The expert all-to-alls overlap "
+        f"another micro-batch's compute in 26.02.01's configuration only: {_CONFIGS}.",
         micro_batch_sequences=mbs,
         interleave=int(vp) if pp > 1 else None,
-        outside_model=_A2A_OVERLAP,
+        ep_overlap=release == "26.02.01",
+        outside_model=_FINE_GRAINED,
     )
 
 
@@ -92,10 +102,12 @@ RUNS: tuple[TrainingRun, ...] = (
         note="DGX-H100 (network not stated: modelled as hgx-h100-ndr); FSDP 0, TP 2, PP 8, CP 1, VP 4, EP 64, GA 128; "
         "dp = 1024 / (2 x 8) = 64 [derived]. 'In token-dropless MoE training benchmarks, we force-balance the token "
         "distribution among experts.' Recomputation not stated: none. The multi-token-prediction module is not "
-        "counted (fewer FLOPs, so the bound stays a bound).",
+        "counted (fewer FLOPs, so the bound stays a bound). The benchmark's configuration overlaps the expert "
+        f"all-to-alls with another micro-batch's compute and recomputes the MLA up-projections and the dense MLPs "
+        f"(recorded as none): {_CONFIGS}.",
         micro_batch_sequences=1,
         interleave=4,
-        outside_model=_A2A_OVERLAP,
+        ep_overlap=True,
     ),
     TrainingRun(
         key="deepseek-v3-2048-h800",
@@ -120,12 +132,12 @@ RUNS: tuple[TrainingRun, ...] = (
         "Parallelism (PP), 64-way Expert Parallelism (EP) spanning 8 nodes, and ZeRO-1 Data Parallelism (DP)', "
         "'without using costly Tensor Parallelism (TP)', DualPipe; Sec. 3.3: FP8 GEMMs; Sec. 4.2: 'maximum sequence "
         "length to 4K', batch 15,360 after the first 469B tokens. Sec. 3.2.3 recomputes 'all RMSNorm operations and "
-        "MLA up-projections': recorded as none, the least.",
+        "MLA up-projections': recorded as none, the least. Its dispatch moves FP8 activations ('we quantize the "
+        "activation before MoE up-projections into FP8 and then apply dispatch components', Sec. 3.3.3), where "
+        "the step moves bf16: DualPipe hides the all-to-alls either way. It caches activations in FP8, which the "
+        "memory model leaves out (the step does not fit 80 GB without full recomputation); its time does not "
+        "depend on it.",
         schedule="dualpipe",
-        outside_model="Its dispatch moves FP8 activations ('we quantize the activation before MoE up-projections into "
-        "FP8 and then apply dispatch components', Sec. 3.3.3), where the step moves bf16; and it caches activations "
-        "in FP8 and recomputes only norms and MLA up-projections, which the memory model leaves out (the step does "
-        "not fit 80 GB without full recomputation)",
     ),
 )
 """Mixture-of-experts training runs with their stated configuration."""

@@ -93,6 +93,7 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
                     dtype=run.dtype,
                     interleave=chunk,
                     schedule=run.schedule,
+                    ep_overlap=run.ep_overlap,
                     usable_fraction=assumptions.BOUND_HBM_FRACTION,
                     causal=run.causal,
                     efficiency=efficiency,

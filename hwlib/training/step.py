@@ -33,23 +33,15 @@ from dataclasses import dataclass, field
 from hwlib._checks import one_of, scalar_or_array
 from hwlib.data import assumptions
 from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
-from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER, RECOMPUTE, TRAINING_OVER_FORWARD
+from hwlib.data.records.layer_rules import RECOMPUTE, TRAINING_OVER_FORWARD
 from hwlib.efficiency import Efficiency, layer_quantization, require_efficiency
 from hwlib.memory import usable_bytes
-from hwlib.placement import group_topology
-from hwlib.pricing import Collective, Part, Work, price
+from hwlib.pricing import Part, Work, price
 from hwlib.training.batch import split_batch
+from hwlib.training.collectives import step_collectives
 from hwlib.training.finetune import LoRA, step_flops
 from hwlib.training.fp8 import FP8Scaling
-from hwlib.training.mesh import (
-    WIRE_BYTES,
-    Mesh,
-    expert_pace,
-    fsdp_shards,
-    local_params,
-    routing_imbalance_of,
-    stride_groups,
-)
+from hwlib.training.mesh import WIRE_BYTES, Mesh, expert_pace, fsdp_shards, routing_imbalance_of
 from hwlib.training.savers import (
     HOST_PART,
     Offload,
@@ -78,10 +70,6 @@ copies under ``offload`` last)."""
 ELEMENTWISE_PARTS = ("dequantize", "fp8 scaling", "optimizer step")
 """Work parts of HBM bytes beside the matmuls and attention (a quantized base's dequantization, FP8's casts, the
 optimizer's update); the forecast reports them with the elementwise passes."""
-TP_PASSES = 2
-"""Passes over a micro-batch that run the tensor-parallel all-reduces: forward and backward."""
-TP_PASSES_FULL_RECOMPUTE = 3
-"""With full recomputation the forward runs again in the backward pass, its all-reduces too."""
 
 
 @dataclass(frozen=True)
@@ -193,71 +181,6 @@ def step_memory(
     return parts, room
 
 
-def _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance=1.0) -> list:
-    """The step's collectives (``hwlib.pricing.Collective``) on their groups, those that overlap compute first in
-    the order they take the links: context parallelism's behind attention, the gradient all-reduce behind the
-    backward pass, FSDP's behind all of it; tensor parallelism's, pipeline sends and expert all-to-alls exposed."""
-    table, count = model.table(), mesh.n_chips
-    topology = {
-        name: group_topology(cluster, size, stride, count) for name, (size, stride) in stride_groups(mesh).items()
-    }
-    layers = model.n_layers / mesh.pp
-    per_pass = layers * batch.micro_batches  # each layer once per micro-batch
-    micro = batch.micro_tokens / mesh.cp  # tokens of one micro-batch on one context-parallel rank
-    passes = TP_PASSES_FULL_RECOMPUTE if recompute == "full" else TP_PASSES  # forward, backward (and recompute)
-    found = []
-    if mesh.cp > 1:  # keys and values gathered forward, their gradients reduce-scattered backward
-        kv = batch.micro_tokens * table.cp_elements_per_token() * WIRE_BYTES / mesh.tp  # the whole sequence's K, V
-        for kind in ("all-gather", "reduce-scatter"):
-            found.append(Collective("cp all-gather", kind, kv, topology["cp"], per_pass, "attention"))
-    shards = fsdp_shards(mesh)
-    if mesh.dp > 1:  # gradients all-reduced, bucket by bucket during the backward pass (over cp too without FSDP)
-        grads = local_params(model, mesh) * WIRE_BYTES / shards
-        group = (
-            topology["dp"] if shards > 1 or mesh.cp == 1 else group_topology(cluster, mesh.dp * mesh.cp, mesh.tp, count)
-        )
-        if zero == 2 and batch.micro_batches > 1:  # sharded gradients: each micro-batch's reduce-scattered
-            found.append(Collective("dp all-reduce", "reduce-scatter", grads, group, batch.micro_batches, "backward"))
-            found.append(Collective("dp all-reduce", "all-gather", grads, group, 1, "compute"))  # updated weights
-        else:  # an all-reduce, or ZeRO-1's reduce-scatter and all-gather of the same bytes, in the last backward
-            found.append(Collective("dp all-reduce", "all-reduce", grads, group, 1, "last backward"))
-    if shards > 1:  # weights gathered for the passes, gradients reduce-scattered
-        shard_group = group_topology(cluster, shards, mesh.tp, count)
-        shard = local_params(model, mesh) * WIRE_BYTES
-        gathers, reduces = (1, 1) if keep_gathered else (2 * batch.micro_batches, batch.micro_batches)
-        name = "fsdp all-gather + reduce-scatter"
-        found.append(Collective(name, "all-gather", shard, shard_group, gathers, "compute"))
-        found.append(Collective(name, "reduce-scatter", shard, shard_group, reduces, "compute"))
-    if mesh.tp > 1:  # per layer per pass, the micro-batch's hidden state; not overlapped
-        tp_bytes = micro * table.tp_elements_per_token() * WIRE_BYTES
-        calls = passes * table.tp_allreduces_per_layer * per_pass
-        found.append(Collective("tp all-reduce", "all-reduce", tp_bytes, topology["tp"], calls, None, "compute"))
-    if mesh.pp > 1:  # activations forward and their gradients back, per micro-batch, on the critical path
-        send = micro * table.pp_elements_per_token() * WIRE_BYTES / mesh.tp  # Megatron scatters over tp ranks
-        pipeline = batch.pipeline
-        fill, steady = 2 * (mesh.pp - 1) * pipeline.p2p_factor, 2 * batch.micro_batches * pipeline.p2p_factor
-        if "pp send/recv" in pipeline.hidden_comm:  # DualPipe overlaps them all
-            found.append(Collective("pp send/recv", "send", send, topology["pp"], fill + steady, "compute"))
-        elif pipeline.schedule == "interleaved-1f1b":  # Megatron overlaps the steady phase's (overlap_p2p_comm)
-            found.append(Collective("pp send/recv", "send", send, topology["pp"], fill))
-            found.append(Collective("pp send/recv", "send", send, topology["pp"], steady, "compute"))
-        else:
-            found.append(Collective("pp send/recv", "send", send, topology["pp"], fill + steady))
-    if mesh.ep > 1:  # dispatch and combine per MoE layer per pass, each tensor-parallel rank 1/tp of the tokens
-        ep_group = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count)
-        tokens = micro / mesh.tp * WIRE_BYTES * imbalance  # the busiest rank's, in bytes per element
-        calls = passes * EP_ALL_TO_ALLS_PER_LAYER * per_pass
-        overlaps = "compute" if batch.pipeline is not None and "ep all-to-all" in batch.pipeline.hidden_comm else None
-        if ep_group.where == "hierarchy":  # once to each node across the NICs, then to each expert on NVLink
-            domains = mesh.ep // ep_group.inner.n_chips
-            across = tokens * table.ep_remote_elements_per_token(domains) * domains / (domains - 1)
-            found.append(Collective("ep all-to-all", "all-to-all", across, ep_group.outer, calls, overlaps, "compute"))
-            ep_group = ep_group.inner
-        routed = tokens * table.ep_elements_per_token()
-        found.append(Collective("ep all-to-all", "all-to-all", routed, ep_group, calls, overlaps, "compute"))
-    return found
-
-
 def train_step(
     model: ModelShape,
     cluster: Cluster,
@@ -279,6 +202,7 @@ def train_step(
     offload: Offload | None = None,
     fp8: str | FP8Scaling | None = None,
     routing_imbalance: float = 1.0,
+    ep_overlap: bool = False,
 ) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
 
@@ -301,7 +225,9 @@ def train_step(
     all-gathers (``hwlib.training.savers``). ``routing_imbalance`` (an MoE's) is the busiest expert-parallel
     rank's routed tokens over the mean: its experts' matmuls and its all-to-alls take that much longer, and the
     step waits for it (1: balanced, as benchmarks that force-balance the routing run; a capacity factor c caps
-    it at c). Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    it at c). ``ep_overlap`` hides the expert all-to-alls of each micro-batch behind another's compute, as
+    Megatron-Core's ``--overlap-moe-expert-parallel-comm`` does (``hwlib.training.collectives``). Chapters
+    :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
@@ -324,7 +250,9 @@ def train_step(
     )
     micro_tokens = batch.micro_tokens / mesh.cp
     quantized = layer_quantization(chip, table, micro_tokens, mesh.tp, ep=mesh.ep) if efficiency.quantization else 1.0
-    found = _collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance)
+    if not isinstance(ep_overlap, bool):
+        raise TypeError(f"ep_overlap must be True or False, got {ep_overlap!r}")
+    found = step_collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance, ep_overlap)
     names = (("fsdp all-gather + reduce-scatter", "dp all-reduce"), "fsdp all-gather + reduce-scatter")  # grads, FSDP
     added, found = saver_work(model, cluster, mesh, batch, recipe, recompute, zero, saved, found, names)
     work = Work(
