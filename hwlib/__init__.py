@@ -117,10 +117,10 @@ from hwlib.serving.step import (
     time_to_first_token_s,
 )
 from hwlib.serving.throughput import serving_run_bound, throughput_bound
-from hwlib.training.closed_forms import fsdp_tp_optimum, saved_activation_bytes
+from hwlib.training.closed_forms import fsdp_threshold_tokens, fsdp_tp_optimum, saved_activation_bytes
 from hwlib.training.finetune import LoRA
 from hwlib.training.mesh import Mesh
-from hwlib.training.plan import fsdp_threshold_tokens, plan_training
+from hwlib.training.plan import plan_training
 from hwlib.training.regimes import optimizer_bytes, regime_steps, training_step, transformer_params
 from hwlib.training.savers import Offload
 from hwlib.training.squeeze import (

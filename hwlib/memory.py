@@ -33,7 +33,13 @@ from hwlib._checks import Number, as_real_array, broadcast, fraction, non_negati
 from hwlib.data import assumptions, deployment
 from hwlib.data import recipe as find_recipe
 from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require_chip
-from hwlib.data.records.layer_rules import KEPT_ACTIVATION_BYTES, RECOMPUTE, kept_activation_bytes, kv_bytes
+from hwlib.data.records.layer_rules import (
+    KEPT_ACTIVATION_BYTES,
+    RECOMPUTE,
+    kept_activation_bytes,
+    kv_bytes,
+    recomputed_norm_bytes,
+)
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
 
 
@@ -93,6 +99,8 @@ def activation_bytes(
       dropout are recomputed); with sequence parallelism s b d (34/n_tp)
     - full recompute keeps only the layer input, 2 s b d (Table 2); with sequence
       parallelism that input is split too, 2 s b d / n_tp (our extension of the table).
+    - ``up-projections`` recompute (DeepSeek-V3, Sec. 3.2.3) keeps neither norm's output, 4 s b d less, and an
+      MLA layer keeps its latents in place of its expanded queries, keys and values.
 
     With a ModelShape in place of ``d``: the same accounting for the model's own structure (its MLP
     kind and width or the experts a token visits, its query and KV widths under GQA, its norms), with
@@ -115,7 +123,7 @@ def activation_bytes(
         model = d
         if n_heads is not None:
             raise TypeError("give a ModelShape or d and n_heads, not both")
-        whole, split, scores = model.table().kept_activation_bytes(bool(dropout))
+        whole, split, scores = model.table().kept_activation_bytes(bool(dropout), recompute)
         width = model.d_model
     else:
         if n_heads is None:
@@ -125,6 +133,8 @@ def activation_bytes(
             raise ValueError(f"d must be a multiple of n_heads, got d={d!r}, n_heads={n_heads!r}")
         gpt = dropout is None or dropout  # Korthikanti et al.'s GPT layer, with dropout unless asked otherwise
         whole, split, scores = kept_activation_bytes(width, width, width, heads, 4 * width, "gelu", 2, gpt)
+        if recompute == "up-projections":
+            whole = whole - recomputed_norm_bytes(width)
     s, b, t = broadcast(
         seq_len=positive("seq_len", seq_len, integral=True),
         batch=positive("batch", batch, integral=True),

@@ -79,7 +79,7 @@ def _error(
 
 
 FORECAST_ERRORS = (
-    _error("training", "MoE", "GPU", runs=2, sources=2, mean=0.149, worst=0.156, micro_batches="many"),
+    _error("training", "MoE", "GPU", runs=2, sources=2, mean=0.139, worst=0.153, micro_batches="many"),
     _error("training", "dense", "GPU", runs=78, sources=8, mean=0.074, worst=0.230, micro_batches="many"),
     _error("training", "dense", "GPU", runs=13, sources=3, mean=0.099, worst=0.182, micro_batches="one"),
     _error("training", "dense", "TPU", runs=35, sources=1, mean=0.104, worst=0.249, micro_batches="one"),

@@ -13,7 +13,9 @@ Two results of Austin et al., "How to Scale Your Model" (Google DeepMind, 2025),
 
 Both are the book's simplified model, kept apart from the transformer table on purpose so that its numbers
 come out as the book prints them: a layer is an MLP of two matmuls (no attention; the gate of a gated MLP
-left out unless asked for). ``hw.train_step`` prices the whole model on a mesh. Chapter :ref:`ch-sharding`.
+left out unless asked for). ``hw.train_step`` prices the whole model on a mesh. Beside them, the FSDP threshold:
+the tokens per chip above which a step's FSDP traffic hides behind its compute, on the transformer table and the
+cluster's topology. Chapter :ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -24,8 +26,11 @@ import numpy as np
 
 from hwlib._checks import Number, broadcast, describe, non_negative, one_of, positive, scalar_or_array, whole_or_array
 from hwlib.data import assumptions, literature
-from hwlib.data.records import Chip, ModelShape, TrainingRecipe, require, require_chip
+from hwlib.data.records import Chip, Cluster, ModelShape, TrainingRecipe, require, require_chip
+from hwlib.data.records.layer_rules import RECOMPUTE, TRAINING_OVER_FORWARD
 from hwlib.memory import chips_needed, training_state_bytes
+from hwlib.placement import group_time_s, group_topology
+from hwlib.training.mesh import WIRE_BYTES, Mesh, local_params
 from hwlib.units import BYTES_PER_ELEMENT, dtype_bytes
 
 LINKS_PER_AXIS = 2
@@ -289,3 +294,25 @@ def checkpointed_training_memory(
         total_bytes=scalar_or_array(total),
         n_chips=chips_needed(total, device, usable_fraction),
     )
+
+
+def fsdp_threshold_tokens(
+    model: ModelShape, cluster: Cluster, mesh: Mesh, seq_len: int, dtype: str = "bf16", recompute: str = "selective"
+) -> float:
+    """Tokens per chip per step above which FSDP's all-gather and reduce-scatter hide behind compute, when the
+    gathered weights stay for the whole step (one of each per step, as ``train_step`` assumes where they fit):
+    the traffic is fixed, compute grows with the tokens. Chapter :ref:`ch-sharding`."""
+    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
+    mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=64)")
+    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
+    one_of("recompute", recompute, RECOMPUTE)
+    topology = group_topology(cluster, mesh.fsdp * mesh.cp, mesh.tp, mesh.n_chips)
+    shard = local_params(model, mesh) * WIRE_BYTES
+    traffic = group_time_s("all-gather", shard, topology) + group_time_s("reduce-scatter", shard, topology)
+    sequence = int(positive("seq_len", seq_len, integral=True))
+    table = model.table()
+    attention = float(table.attention_flops(sequence, 0)) / sequence  # per token
+    per_token = TRAINING_OVER_FORWARD * float(table.forward_flops(1.0, attention)) + float(
+        table.recompute_flops(1.0, attention, recompute)
+    )
+    return traffic * cluster.chip.peak(dtype) / per_token

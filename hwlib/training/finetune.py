@@ -48,7 +48,7 @@ BASE_DTYPES = ("bf16", "int8", "nf4")
 BITS_PER_BYTE = 8
 LORA_BASE_PASSES = 2
 """Passes of a step through the frozen base's weights: the forward and the input gradients (no weight gradients)."""
-DEQUANTIZED_PASSES = {"none": 2, "selective": 2, "full": 3}
+DEQUANTIZED_PASSES = {"none": 2, "up-projections": 2, "selective": 2, "full": 3}
 """Passes per micro-batch that dequantize a quantized base: forward, backward, and a full recomputation's forward."""
 
 
@@ -176,8 +176,9 @@ def step_flops(
     base = float(table.weight_flops(tokens))
     adapters = FORWARD_FLOPS_PER_PARAM * adapter_params(model, adapter) * tokens
     needed = LORA_BASE_PASSES * base + TRAINING_OVER_FORWARD * (adapters + attention)
-    recomputed = {"none": 0.0, "selective": attention, "full": base + adapters + attention}[recompute]
-    return float(needed), float(recomputed)
+    up = float(table.recompute_flops(tokens, attention, "up-projections"))
+    recomputed = {"none": 0.0, "up-projections": up, "selective": attention, "full": base + adapters + attention}
+    return float(needed), float(recomputed[recompute])
 
 
 def dequantize_bytes(

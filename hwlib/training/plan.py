@@ -1,4 +1,4 @@
-"""Planning a training step: the FSDP threshold, every mesh of a cluster ranked, and measured runs beside their bound.
+"""Planning a training step: every mesh of a cluster ranked, and measured runs beside their bound.
 
 Built on ``hw.train_step`` (``parallelism``). Megatron-LM's FLOP count, Eq. (3) of Narayanan et al.,
 "Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM", SC 2021,
@@ -15,36 +15,13 @@ from hwlib._checks import Number, one_of, positive, whole_count
 from hwlib.data import assumptions
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Cluster, ModelShape, TrainingRun, require
-from hwlib.data.records.layer_rules import RECOMPUTE, TRAINING_OVER_FORWARD
+from hwlib.data.records.layer_rules import RECOMPUTE
 from hwlib.efficiency import Efficiency, with_fit
-from hwlib.placement import group_time_s, group_topology
 from hwlib.training.batch import most_chunks
-from hwlib.training.mesh import WIRE_BYTES, Mesh, local_params
+from hwlib.training.mesh import Mesh
 from hwlib.training.schedules import INTERLEAVED
 from hwlib.training.step import TrainStep, step_memory, train_step
 from hwlib.units import GiB
-
-
-def fsdp_threshold_tokens(
-    model: ModelShape, cluster: Cluster, mesh: Mesh, seq_len: int, dtype: str = "bf16", recompute: str = "selective"
-) -> float:
-    """Tokens per chip per step above which FSDP's all-gather and reduce-scatter hide behind compute, when the
-    gathered weights stay for the whole step (one of each per step, as ``train_step`` assumes where they fit):
-    the traffic is fixed, compute grows with the tokens. Chapter :ref:`ch-sharding`."""
-    model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
-    mesh = require(Mesh, "mesh", mesh, "hw.Mesh(fsdp=64)")
-    cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
-    one_of("recompute", recompute, RECOMPUTE)
-    topology = group_topology(cluster, mesh.fsdp * mesh.cp, mesh.tp, mesh.n_chips)
-    shard = local_params(model, mesh) * WIRE_BYTES
-    traffic = group_time_s("all-gather", shard, topology) + group_time_s("reduce-scatter", shard, topology)
-    sequence = int(positive("seq_len", seq_len, integral=True))
-    table = model.table()
-    attention = float(table.attention_flops(sequence, 0)) / sequence  # per token
-    per_token = TRAINING_OVER_FORWARD * float(table.forward_flops(1.0, attention)) + float(
-        table.recompute_flops(1.0, attention, recompute)
-    )
-    return traffic * cluster.chip.peak(dtype) / per_token
 
 
 def megatron_step_flops(batch: float, seq_len: float, n_layers: float, d: float, vocab: float) -> float:
@@ -234,6 +211,13 @@ on TPUs), interleaved ones in order of more chunks, per chip family: a TPU's pip
 (``SPMD_SCHEDULES``); a chip given inline takes the GPUs'."""
 
 
+def searched_recomputes(model: ModelShape) -> list[str]:
+    """The recomputations the planner tries on ``model``, least first: ``up-projections`` only where it saves what
+    DeepSeek-V3 made it for, an MLA layer's expanded queries, keys and values (elsewhere it saves the norms'
+    outputs alone; ``train_step`` takes it for any model). Chapter :ref:`ch-sharding`."""
+    return [name for name in RECOMPUTE if name != "up-projections" or model.mla is not None]
+
+
 def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, options) -> PlannedMesh:
     """The fastest step of ``mesh`` (by the forecast or the bound) over the choices that fit: micro-batches of 1,
     2, 4 ... sequences (up to ``assumptions.LARGEST_MICRO_BATCH_SEQUENCES`` and the rank's share), for each the
@@ -247,63 +231,86 @@ def _best_choices(model, cluster, mesh, global_batch_tokens, seq_len, by, option
     else:
         largest = min(sequences, assumptions.LARGEST_MICRO_BATCH_SEQUENCES)
         micros = [2**k * seq_len for k in range(8) if 2**k <= largest and sequences % 2**k == 0] or [None]
-    recomputes = [fixed["recompute"]] if "recompute" in fixed else list(RECOMPUTE)
+    recomputes = [fixed["recompute"]] if "recompute" in fixed else searched_recomputes(model)
     zeros = [fixed["zero"]] if "zero" in fixed else ([1, 2] if mesh.dp > 1 else [0])
     memory_options = {name: rest[name] for name in MEMORY_OPTIONS if name in rest}
-    frugal = [(r, z) for r in recomputes for z in zeros]  # each costs more time and less memory than the last
-    chosen, start = [], 0
+    starts = dict.fromkeys(zeros, 0)  # a larger micro-batch needs at least the recomputation a smaller one needed
+    steps, choices = [], {}
     try:
-        for micro in micros:  # a larger micro-batch needs at least the choice a smaller one needed
-            for index in range(start, len(frugal)):
-                recompute, zero = frugal[index]
-                parts, room = step_memory(
-                    model, cluster, mesh, global_batch_tokens, seq_len, micro, recompute, zero=zero, **memory_options
-                )
-                if sum(parts.values()) <= room:
-                    chosen.append((micro, recompute, zero))
-                    start = index
-                    break
-            else:
+        for micro in micros:
+            fitting = []  # for each ZeRO stage, the least recomputation that fits: which costs less time varies
+            for zero in zeros:
+                for index in range(starts[zero], len(recomputes)):
+                    parts, room = step_memory(
+                        model,
+                        cluster,
+                        mesh,
+                        global_batch_tokens,
+                        seq_len,
+                        micro,
+                        recomputes[index],
+                        zero=zero,
+                        **memory_options,
+                    )
+                    if sum(parts.values()) <= room:
+                        fitting.append((recomputes[index], zero))
+                        starts[zero] = index
+                        break
+                else:
+                    starts[zero] = len(recomputes)
+            if not fitting:
                 break
-        if not chosen:
-            chosen = [(micros[0], recomputes[-1], zeros[-1])]
-        steps = []
-        for micro, recompute, zero in chosen:  # larger micro-batches help until they do not
-            step = train_step(model, cluster, mesh, global_batch_tokens, seq_len, micro, recompute, zero=zero, **rest)
-            if steps and step.fits and _seconds(step, by) >= _seconds(steps[-1], by):
-                break  # no faster: the smaller micro-batch, which holds less, stays
+            priced = [
+                train_step(model, cluster, mesh, global_batch_tokens, seq_len, micro, r, zero=z, **rest)
+                for r, z in fitting
+            ]
+            step = min(priced, key=lambda step: _seconds(step, by))
+            if steps and _seconds(step, by) >= _seconds(steps[-1], by):
+                break  # larger micro-batches help until they do not: the smaller, which holds less, stays
             steps.append(step)
+            choices[id(step)] = [(micro, r, z) for r, z in fitting]
+        if not steps:  # nothing fits: the most frugal choice, with its reason
+            frugal = (micros[0], recomputes[-1])
+            steps = [train_step(model, cluster, mesh, global_batch_tokens, seq_len, *frugal, zero=zeros[-1], **rest)]
     except ValueError as error:
         return PlannedMesh(mesh, None, str(error).split(": ", 1)[-1])
     best = min(steps, key=lambda step: (not step.fits, _seconds(step, by)))
     if best.fits and mesh.pp > 1 and "interleave" not in options and "schedule" not in options:
-        best = _pipelined(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options)
+        fitting = choices.get(id(best), [(best.micro_batch_tokens, best.recompute, best.zero)])
+        best = _pipelined(model, cluster, mesh, global_batch_tokens, seq_len, by, best, fitting, rest, memory_options)
     return PlannedMesh(mesh, best, best.reason)
 
 
-def _pipelined(model, cluster, mesh, global_batch_tokens, seq_len, by, best, rest, memory_options) -> TrainStep:
-    """``best`` or, faster, the same choices under another schedule (``PIPELINES``, where the layers, the
-    micro-batches and the memory allow): interleaving shrinks the bubble with more, partly hidden, sends and more
-    in flight, until the sends outweigh it; the zero-bubble schedules fill it with deferred weight gradients;
-    DualPipe halves it and hides the sends for two copies of the stage's weights."""
-    choice = (best.micro_batch_tokens, best.recompute)
+def _pipelined(
+    model, cluster, mesh, global_batch_tokens, seq_len, by, best, fitting, rest, memory_options
+) -> TrainStep:
+    """``best`` or, faster, one of the ``fitting`` choices (micro-batch, recompute, ZeRO stage) under another
+    schedule (``PIPELINES``, where the layers, the micro-batches and the memory allow): interleaving shrinks the
+    bubble with more, partly hidden, sends and more in flight, until the sends outweigh it; the zero-bubble
+    schedules fill it with deferred weight gradients; DualPipe halves it and hides the sends for two copies of the
+    stage's weights."""
     stop_interleaving = False
     for schedule, chunks in PIPELINES.get(cluster.chip.family, PIPELINES["GPU"]):
         interleaved = schedule in INTERLEAVED
         if interleaved and stop_interleaving:
             continue
         settings = {"schedule": schedule, "interleave": chunks}
-        step = _fitting_step(
-            model,
-            cluster,
-            mesh,
-            global_batch_tokens,
-            seq_len,
-            choice,
-            best.zero,
-            {**memory_options, **settings},
-            {**rest, **settings},
-        )
+        tried = [
+            _fitting_step(
+                model,
+                cluster,
+                mesh,
+                global_batch_tokens,
+                seq_len,
+                (micro, recompute),
+                zero,
+                {**memory_options, **settings},
+                {**rest, **settings},
+            )
+            for micro, recompute, zero in fitting
+        ]
+        found = [step for step in tried if step is not None]
+        step = min(found, key=lambda step: _seconds(step, by)) if found else None
         if step is not None and _seconds(step, by) < _seconds(best, by):
             best = step
         elif interleaved:

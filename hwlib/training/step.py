@@ -243,7 +243,7 @@ def train_step(
     sequences = batch.tokens / batch.seq_len
     attention = sequences * float(table.attention_flops(batch.seq_len, 0, causal))
     model_flops, extra = step_flops(model, batch.tokens, attention, recompute, saved.adapter)
-    attention_passes = TRAINING_OVER_FORWARD + (0.0 if recompute == "none" else 1.0)  # scores recomputed too
+    attention_passes = TRAINING_OVER_FORWARD + (recompute in ("selective", "full"))  # scores recomputed too
     zero = zero_stage(zero)
     memory, room, keep_gathered, host = _memory(
         model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved

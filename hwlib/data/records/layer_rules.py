@@ -80,8 +80,11 @@ KEPT_ACTIVATION_BYTES = 2.0
 """Activations kept for the backward pass in 16 bits (bf16 or fp16), as in Korthikanti et al. 2022."""
 MASK_BYTES = 1.0
 """A dropout mask keeps one byte per element (Korthikanti et al. 2022, Sec. 4.1)."""
-RECOMPUTE = ("none", "selective", "full")
-"""Activation recomputation strategies of Korthikanti et al. 2022, Sec. 4-5."""
+RECOMPUTE = ("none", "up-projections", "selective", "full")
+"""Activation recomputation strategies: Korthikanti et al. 2022's (Sec. 4-5: none, the attention core
+``selective``, ``full``) and DeepSeek-V3's (arXiv:2412.19437, Sec. 3.2.3: "we recompute all RMSNorm operations and
+MLA up-projections during back-propagation", Megatron-Core's recompute modules "layernorm" and "mla_up_proj"): the
+norms' outputs and an MLA layer's up-projected queries, keys and values are recomputed from what is kept."""
 MLA_MODES = ("auto", "absorbed", "naive")
 """How multi-head latent attention computes its scores: the cheaper of the two for the step, or one of them."""
 
@@ -123,6 +126,12 @@ def attended_pairs(
 
     capped = seen(context + new) - seen(context) if causal else new * np.minimum(context + new, w)
     return np.where(window > 0, capped, whole)
+
+
+def recomputed_norm_bytes(d_model: Number) -> Number:
+    """Bytes per token per layer ``up-projections`` recomputation does not keep: the outputs of the norms before
+    the attention and the MLP, recomputed from their inputs (DeepSeek-V3, Sec. 3.2.3)."""
+    return KEPT_ACTIVATION_BYTES * 2 * d_model
 
 
 def kept_activation_bytes(

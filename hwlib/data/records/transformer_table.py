@@ -23,6 +23,7 @@ from hwlib.data.records.layer_rules import (
     TRAINING_OVER_FORWARD,
     attended_pairs,
     kept_activation_bytes,
+    recomputed_norm_bytes,
 )
 from hwlib.data.records.parameter_table import ParameterTable
 from hwlib.units import dtype_bytes
@@ -78,13 +79,26 @@ class TransformerTable(ParameterTable):
 
     def recompute_flops(self, tokens: Number, attention: Number, recompute: str) -> Number:
         """FLOPs recomputed in the backward pass of ``tokens`` tokens whose attention takes ``attention`` FLOPs:
-        none; the attention's forward (``selective``); or the whole forward (``full``)."""
+        none; an MLA layer's up-projections (``up-projections``; the norms are elementwise work); the attention's
+        forward (``selective``); or the whole forward (``full``)."""
         if recompute not in RECOMPUTE:
             raise ValueError(f"recompute must be one of {RECOMPUTE}, got {recompute!r}")
         attention = np.asarray(attention, dtype=float)
-        if recompute == "none":
-            return np.zeros(np.broadcast(np.asarray(tokens), attention).shape)
+        if recompute in ("none", "up-projections"):
+            nothing = np.zeros(np.broadcast(np.asarray(tokens), attention).shape)
+            return nothing + (np.asarray(tokens) * self.up_projection_flops_per_token() if recompute != "none" else 0)
         return attention if recompute == "selective" else self.forward_flops(tokens, attention)
+
+    def up_projection_flops_per_token(self) -> float:
+        """Forward FLOPs one token spends, all layers, expanding an MLA layer's latents to every head's query, key
+        and value (0 without MLA): what ``up-projections`` recomputation computes again."""
+        model = self.model
+        mla = model.mla
+        if mla is None:
+            return 0.0
+        query = (mla.q_lora_rank or 0) * model.n_heads * mla.qk_head_dim
+        keys_values = mla.kv_lora_rank * model.n_heads * (mla.qk_nope_head_dim + mla.v_head_dim)
+        return float(2 * (query + keys_values) * self.n_layers)
 
     def layer_matmuls(self, tokens: Number, tp: int = 1, expert_parallel: bool = False, ep: int = 1) -> tuple:
         """The forward matmuls of one layer on one of ``tp`` tensor-parallel chips for ``tokens`` tokens, as
@@ -158,24 +172,25 @@ class TransformerTable(ParameterTable):
         per_layer = (d + q_width + 2 * kv_width) + (q_width + d) + (d + mlp_out) + (width + d)
         return float(self.n_layers * per_layer)
 
-    def kept_activation_bytes(self, dropout: bool = False) -> tuple[float, float, float]:
+    def kept_activation_bytes(self, dropout: bool = False, recompute: str = "none") -> tuple[float, float, float]:
         """Bytes one token keeps per layer for the backward pass (``kept_activation_bytes`` at this model's
         widths, the MLP's averaged over the layers where they differ; an MLA layer keeps its expanded keys and
-        values): (kept whole, split by tensor parallelism, per attended token)."""
+        values): (kept whole, split by tensor parallelism, per attended token). Under ``up-projections``
+        recomputation the norms' outputs are not kept, and an MLA layer keeps its query latent and its key-value
+        latent in place of the expanded queries, keys and values."""
         model = self._structured()
-        kv_width = self.kv_width
+        q_width, kv_width = self.q_width, self.kv_width
         if model.mla is not None:
             kv_width = model.n_heads * (model.mla.qk_head_dim + model.mla.v_head_dim) / 2
-        return kept_activation_bytes(
-            model.d_model,
-            self.q_width,
-            kv_width,
-            model.n_heads,
-            self.mlp_width,
-            model.mlp,
-            model.norms_per_layer,
-            dropout,
+            if recompute == "up-projections":  # Q's latent beside the attention output; K and V's latent
+                q_width = ((model.mla.q_lora_rank or model.d_model) + q_width) / 2
+                kv_width = model.mla.cache_width / 2
+        whole, split, scores = kept_activation_bytes(
+            model.d_model, q_width, kv_width, model.n_heads, self.mlp_width, model.mlp, model.norms_per_layer, dropout
         )
+        if recompute == "up-projections":
+            whole = whole - recomputed_norm_bytes(model.d_model)
+        return whole, split, scores
 
     # --- what each parallel axis moves, elements per token ---------------------------------
 

@@ -45,7 +45,12 @@ WEIGHT_DTYPES = ("bf16", "fp8", "int8", "int4")
 """Weight storage the KV-cache explorer offers."""
 KV_DTYPES = ("fp32", "bf16", "int8", "int4")
 """KV-cache element types, one line each."""
-_RECOMPUTE_LABELS = {"none": "none", "selective": "selective / FlashAttention", "full": "full"}
+_RECOMPUTE_LABELS = {
+    "none": "none",
+    "up-projections": "norms, MLA up-projections",
+    "selective": "selective / FlashAttention",
+    "full": "full",
+}
 _LAYOUT = {"width": "330px"}
 _STYLE = {"description_width": "90px"}
 
