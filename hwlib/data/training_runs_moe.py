@@ -1,6 +1,7 @@
-"""Mixture-of-experts training runs: Megatron-Bridge's H100 rows (Qwen3-30B-A3B on 16 GPUs, DeepSeek-V3 on 1,024)
-and DeepSeek-V3's own pre-training on 2,048 H800s. Each keeps its bound check; the forecast's fit leaves them out
-(``outside_model``) where a cost of the run is not modelled. Chapter :ref:`ch-sharding`.
+"""Mixture-of-experts training runs: Megatron-Bridge's rows (Qwen3-30B-A3B on 16 H100s, DeepSeek-V3 on 1,024 H100s
+and on 256 B200s and GB200s) and DeepSeek-V3's own pre-training on 2,048 H800s. Each keeps its bound check; the
+forecast's fit leaves them out (``outside_model``) where a cost of the run is not modelled. Chapter
+:ref:`ch-sharding`.
 """
 
 from __future__ import annotations
@@ -69,6 +70,87 @@ def _qwen3_run(release: str, row: str) -> TrainingRun:
     )
 
 
+_BLACKWELL = (
+    "DeepSeek-V3 in MXFP8 on Blackwell: the experts' MXFP8 grouped GEMMs are priced at the dense FP8 GEMM's "
+    "efficiency (no grouped-GEMM measurement on B200 or GB200 was found); the runs whose step the experts' compute "
+    "sets are slower than their forecast by more than any dense Blackwell run"
+)
+_BLACKWELL_CONFIGS = (
+    "NVIDIA-NeMo/Megatron-Bridge, scripts/performance/configs/deepseek/deepseek_workload_base_configs.py: at commit "
+    "5acef930 (2026-04-18) GB200 'pipeline_model_parallel_size=4, virtual_pipeline_model_parallel_size=4, "
+    'expert_model_parallel_size=64, moe_flex_dispatcher_backend="hybridep", moe_a2a_overlap=False\', B200 MXFP8 '
+    "'pipeline_model_parallel_size=8, virtual_pipeline_model_parallel_size=2, expert_model_parallel_size=32, "
+    'moe_a2a_overlap=True, recompute_modules=["mla_up_proj", "mlp"]\' (B200 before it: PP 16, EP 8, '
+    "'moe_a2a_overlap=False', 'recompute_modules=[\"mla_up_proj\"]'); at afb5dd47 (2026-06-10, 'DSV3 GB200 MXFP8 "
+    "full-iter CG recipe') GB200 MXFP8 'cuda_graph_impl=\"full_iteration\", moe_a2a_overlap=True, "
+    'recompute_modules=["mla_up_proj"]\''
+)
+# (release, cluster, the row as printed: System | #-GPUs | Precision | GBS | MBS | Sequence Length | [FSDP |] TP | PP
+# | CP | VP | EP | Tokens / sec / GPU | Model TFLOP / sec / GPU, EP overlap, recompute) per the configurations above
+_DEEPSEEK_BLACKWELL_ROWS = (
+    ("26.02", "hgx-b200-ndr", "| DGX-B200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 16 | 1 | n/a | 8 | 2689 | 699 |"),
+    (
+        "26.02.01",
+        "hgx-b200-ndr",
+        "| DGX-B200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 16 | 1 | n/a | 8 | 2790 | 725 |",
+    ),
+    ("26.04", "hgx-b200-ndr", "| DGX-B200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 16 | 1 | n/a | 8 | 2815 | 732 |"),
+    ("26.04.01", "hgx-b200-ndr", "| DGX-B200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 8 | 1 | 2 | 32 | 3328 | 864 |"),
+    (
+        "26.02",
+        "gb200-nvl72-ndr",
+        "| DGX-GB200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 4 | 1 | 4 | 64 | 3955 | 1028 |",
+    ),
+    (
+        "26.02.01",
+        "gb200-nvl72-ndr",
+        "| DGX-GB200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 4 | 1 | 4 | 64 | 4021 | 1046 |",
+    ),
+    (
+        "26.04",
+        "gb200-nvl72-ndr",
+        "| DGX-GB200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 4 | 1 | 4 | 64 | 4193 | 1090 |",
+    ),
+    (
+        "26.04.01",
+        "gb200-nvl72-ndr",
+        "| DGX-GB200 | 256 | MXFP8 | 4096 | 1 | 4096 | 0 | 1 | 4 | 1 | 4 | 64 | 4256 | 1106 |",
+    ),
+    ("26.06", "gb200-nvl72-ndr", "| DGX-GB200 | 256 | MXFP8 | 4096 | 1 | 4096 | 1 | 4 | 1 | 4 | 64 | 4969 | 1292 |"),
+    ("26.06.01", "gb200-nvl72-ndr", "| DGX-GB200 | 256 | MXFP8 | 4096 | 1 | 4096 | 1 | 4 | 1 | 4 | 64 | 4928 | 1280 |"),
+)
+_FULL_ITERATION_GRAPHS = ("26.06", "26.06.01")
+
+
+def _deepseek_blackwell_run(release: str, cluster_key: str, row: str) -> TrainingRun:
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    if len(cells) == 13:  # 26.06 prints no FSDP column
+        cells.insert(6, "0")
+    system, gpus, _, gbs, mbs, seq, _, tp, pp, cp, vp, ep, tokens, _ = cells
+    gpus, gbs, mbs, seq, tp, pp, cp, ep = (int(cell) for cell in (gpus, gbs, mbs, seq, tp, pp, cp, ep))
+    overlap = ep == 32 or release in _FULL_ITERATION_GRAPHS  # B200's EP 32 recipe and GB200's June recipe
+    return TrainingRun(
+        key=f"mbridge{release.replace('.', '')}-{system.split('-')[1].lower()}-deepseek-v3",
+        source=f"Megatron-Bridge, {release} performance summary",
+        model=_MODEL["deepseek-v3"],
+        cluster_key=cluster_key,
+        mesh={"tp": tp, "pp": pp, "cp": cp, "dp": gpus // (tp * pp * cp), "ep": ep},
+        global_batch_sequences=gbs,
+        seq_len=seq,
+        recompute="up-projections" if overlap or pp == 16 else "none",
+        dtype="fp8",
+        metric="tokens_per_s_per_chip",
+        measured=_MBRIDGE_ARCHIVE(float(tokens), "tokens/s", row, f"Tokens / sec / GPU, DeepSeekV3, NeMo {release}."),
+        note=f"{system}; MXFP8 (priced at the fp8 peak); dp = GPUs / (TP PP CP) [derived]. {_FORCED} Recomputation, "
+        f"expert all-to-all overlap and dispatcher from the benchmark configurations of the time (the GB200 recipe's "
+        f"dense-MLP recomputation recorded as none): {_BLACKWELL_CONFIGS}.",
+        micro_batch_sequences=mbs,
+        interleave=int(vp) if vp != "n/a" else 1,
+        ep_overlap=overlap,
+        outside_model=_BLACKWELL,
+    )
+
+
 _DEEPSEEK_H100_ROW = (
     "| DeepSeekV3 (dropless) | 1024 | 8192 | 1 | 4096 | 0 | 2 | 8 | 1 | 4 | 64 | 128 | 1297 | 338 (330) |"
 )
@@ -81,6 +163,7 @@ _H800_GPU_HOURS_PER_TRILLION = 180e3
 
 RUNS: tuple[TrainingRun, ...] = (
     *(_qwen3_run(release, row) for release, row in _QWEN3_ROWS),
+    *(_deepseek_blackwell_run(*row) for row in _DEEPSEEK_BLACKWELL_ROWS),
     TrainingRun(
         key="mbridge2509-h100-deepseek-v3",
         source="Megatron-Bridge, 25.09 performance summary",
