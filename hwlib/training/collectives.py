@@ -20,7 +20,7 @@ TP_PASSES_FULL_RECOMPUTE = 3
 
 
 def step_collectives(
-    model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance=1.0, ep_overlap=False
+    model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance=1.0, ep_overlap=False, dispatch=1.0
 ) -> list:
     """The step's collectives (``hwlib.pricing.Collective``) on their groups, those that overlap compute first in
     the order they take the links: context parallelism's behind attention, the gradient all-reduce behind the
@@ -29,7 +29,8 @@ def step_collectives(
     another's backward so that each one's all-to-alls hide behind the other's compute (Megatron-Core's
     ``--overlap-moe-expert-parallel-comm``, "EP A2A Overlap" in its MoE README); a dispatch that leaves the node goes
     once to each node and is forwarded on NVLink as it arrives, so the two transfers take the time of the slower
-    ("communications via IB and NVLink are fully overlapped", DeepSeek-V3, arXiv:2412.19437, Sec. 3.2.2)."""
+    ("communications via IB and NVLink are fully overlapped", DeepSeek-V3, arXiv:2412.19437, Sec. 3.2.2). ``dispatch``
+    is the share of bf16's bytes the all-to-alls move (``hwlib.training.fp8.dispatch_share``)."""
     table, count = model.table(), mesh.n_chips
     topology = {
         name: group_topology(cluster, size, stride, count) for name, (size, stride) in stride_groups(mesh).items()
@@ -78,7 +79,7 @@ def step_collectives(
             found.append(Collective("pp send/recv", "send", send, topology["pp"], fill + steady))
     if mesh.ep > 1:  # dispatch and combine per MoE layer per pass, each tensor-parallel rank 1/tp of the tokens
         ep_group = group_topology(cluster, mesh.ep, mesh.tp * mesh.cp, count)
-        tokens = micro / mesh.tp * WIRE_BYTES * imbalance  # the busiest rank's, in bytes per element
+        tokens = micro / mesh.tp * WIRE_BYTES * imbalance * dispatch  # the busiest rank's bytes per element
         calls = passes * EP_ALL_TO_ALLS_PER_LAYER * per_pass
         hidden = "ep all-to-all" in (batch.pipeline.hidden_comm if batch.pipeline else ())
         overlaps = "compute" if hidden or (ep_overlap and batch.micro_batches > 1) else None

@@ -15,6 +15,11 @@ how the tensors are scaled (``FP8_SCALINGS``) and adds what that costs:
   once a step into an fp8 copy and its transpose that stay in HBM across the micro-batches (2 B a weight).
 * **FP8 all-gathers**: torchtitan's tensorwise recipe casts each weight shard before FSDP gathers it, so the
   gathers move 1 B a linear-layer weight instead of 2 (``enable_fsdp_float8_all_gather``).
+* **FP8 activations and dispatch** (DeepSeek-V3's recipe, Sec. 3.3.3): "it is a natural choice to cache
+  activations in FP8 format for the backward pass of the Linear operator", the inputs of the MoE's SwiGLU among
+  them, so the MLP's kept hidden tensors take 1 B an element and its scale; and "we quantize the activation before
+  MoE up-projections into FP8 and then apply dispatch components", the gradient before the down-projections too,
+  while the "combine components" stay in bf16: half of the expert all-to-alls move fp8.
 
 The linear layers are the transformer blocks' (attention's projections, the MLP or its experts): the embedding,
 the output head, the router and the norms stay in bf16, as torchtitan's converter and QLoRA's quantizer leave them.
@@ -30,6 +35,7 @@ import numpy as np
 from hwlib._checks import describe
 from hwlib.data import finetuning
 from hwlib.data.records import ModelShape
+from hwlib.data.records.layer_rules import HIDDEN_TENSORS_PER_MLP, KEPT_ACTIVATION_BYTES
 from hwlib.units import dtype_bytes
 
 BF16_BYTES, FP8_BYTES = dtype_bytes("bf16"), dtype_bytes("fp8")
@@ -41,8 +47,9 @@ LINEAR_PARTS = ("attention", "mlp", "experts", "shared experts")
 class FP8Scaling:
     """How an FP8 recipe scales its tensors: ``amax_reads`` extra reads of each bf16 tensor to find its amax before
     the cast, ``scale_bytes_per_element`` of scales written beside it, ``cached_weight_copies`` fp8 copies of each
-    weight held across a step's micro-batches (0: cast when used), and whether FSDP gathers the weights in fp8.
-    Chapter :ref:`ch-sharding`."""
+    weight held across a step's micro-batches (0: cast when used), and whether FSDP gathers the weights in fp8;
+    ``cached_mlp_bytes`` and ``dispatch_bytes``: bytes an element of the MLP's kept hidden tensors and of an expert
+    dispatch take (bf16's 2 unless the recipe keeps and sends them in fp8). Chapter :ref:`ch-sharding`."""
 
     key: str
     label: str
@@ -51,6 +58,8 @@ class FP8Scaling:
     cached_weight_copies: int
     fp8_all_gather: bool
     source: str
+    cached_mlp_bytes: float = 2.0
+    dispatch_bytes: float = 2.0
 
     @property
     def cast_bytes(self) -> float:
@@ -86,6 +95,8 @@ FP8_SCALINGS = {
         0,
         False,
         finetuning.DEEPSEEK_V3_FP8,
+        cached_mlp_bytes=FP8_BYTES + dtype_bytes("fp32") / finetuning.FP8_TILE_ELEMENTS.value,
+        dispatch_bytes=FP8_BYTES + dtype_bytes("fp32") / finetuning.FP8_TILE_ELEMENTS.value,
     ),
 }
 """The FP8 recipes ``hw.train_step(fp8=...)`` takes, by key."""
@@ -144,6 +155,22 @@ def scaling_bytes(
     else:  # each micro-batch's forward and backward pass
         weights = 2.0 * micro_batches * local_linear * fp8.cast_bytes
     return float(np.asarray(activations + weights, dtype=float))
+
+
+def fp8_activation_share(fp8: FP8Scaling | None, model: ModelShape, recompute: str) -> float:
+    """Share of a layer's kept activations left when ``fp8`` keeps the MLP's hidden tensors in fp8 (1 with none, or
+    under full recomputation, which keeps only the layer's input). Chapter :ref:`ch-hbm-budgets`."""
+    if fp8 is None or recompute == "full":
+        return 1.0
+    whole, split, _ = model.table().kept_activation_bytes(recompute=recompute)
+    mlp = KEPT_ACTIVATION_BYTES * HIDDEN_TENSORS_PER_MLP[model.mlp] * model.table().mlp_width
+    return float(1.0 - (1.0 - fp8.cached_mlp_bytes / KEPT_ACTIVATION_BYTES) * mlp / (whole + split))
+
+
+def dispatch_share(fp8: FP8Scaling | None) -> float:
+    """Share of bf16's bytes an expert all-to-all moves under ``fp8``: the dispatch forward and the gradient sent
+    back before the down-projections at ``dispatch_bytes``, the two combines in bf16. Chapter :ref:`ch-sharding`."""
+    return 1.0 if fp8 is None else (fp8.dispatch_bytes + BF16_BYTES) / (2 * BF16_BYTES)
 
 
 def cached_weight_bytes(fp8: FP8Scaling | None, local_linear: float) -> float:

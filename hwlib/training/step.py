@@ -40,7 +40,7 @@ from hwlib.pricing import Part, Work, price
 from hwlib.training.batch import split_batch
 from hwlib.training.collectives import step_collectives
 from hwlib.training.finetune import LoRA, step_flops
-from hwlib.training.fp8 import FP8Scaling
+from hwlib.training.fp8 import FP8Scaling, dispatch_share, fp8_activation_share
 from hwlib.training.mesh import WIRE_BYTES, Mesh, expert_pace, fsdp_shards, routing_imbalance_of
 from hwlib.training.savers import (
     HOST_PART,
@@ -141,6 +141,7 @@ def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, 
         in_flight=in_flight,
         recompute=recompute,
     )
+    parts["activations"] *= fp8_activation_share(saved.fp8, model, recompute)
     parts = saved_state(parts, model, mesh, recipe, saved)
     for name in ZERO_SHARDED[zero]:  # ZeRO over the dp ranks, on top of FSDP's split
         parts[name] = parts[name] / mesh.dp
@@ -252,7 +253,9 @@ def train_step(
     quantized = layer_quantization(chip, table, micro_tokens, mesh.tp, ep=mesh.ep) if efficiency.quantization else 1.0
     if not isinstance(ep_overlap, bool):
         raise TypeError(f"ep_overlap must be True or False, got {ep_overlap!r}")
-    found = step_collectives(model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance, ep_overlap)
+    found = step_collectives(
+        model, cluster, mesh, batch, recompute, keep_gathered, zero, imbalance, ep_overlap, dispatch_share(saved.fp8)
+    )
     names = (("fsdp all-gather + reduce-scatter", "dp all-reduce"), "fsdp all-gather + reduce-scatter")  # grads, FSDP
     added, found = saver_work(model, cluster, mesh, batch, recipe, recompute, zero, saved, found, names)
     work = Work(
