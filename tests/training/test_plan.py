@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import hwlib as hw
+from hwlib.memory import RECOMPUTE
 from hwlib.pricing import BACKWARD_SHARE
 from hwlib.training.mesh import local_params
 from hwlib.training.plan import PIPELINES, best_step
@@ -92,7 +93,7 @@ def test_step_memory_is_the_steps_memory():
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.sampled_from([1, 2, 4, 8]), st.sampled_from(["none", "selective", "full"]), st.sampled_from([1, 2, 4]))
+@given(st.sampled_from([1, 2, 4, 8]), st.sampled_from(RECOMPUTE), st.sampled_from([1, 2, 4]))
 def test_more_micro_batches_never_raise_the_activation_memory(sequences, recompute, pp):
     mesh = hw.Mesh(fsdp=8 // pp * 2, tp=4, pp=pp)
     rank = 2**21 // mesh.data_parallel
