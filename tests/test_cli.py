@@ -791,3 +791,18 @@ def test_train_fine_tunes_with_lora_or_qlora_and_offloads():
     assert "LoRA adapters of rank 64 on a frozen NF4 (QLoRA) base, optimizer offloaded to the host" in text
     both = cli(*args, *batch, "--lora", "8", "--qlora", "8")
     assert both.returncode == 2 and "not allowed with argument" in both.stderr
+
+
+def test_train_takes_deepseeks_fp8_recipe_and_the_ep_overlap():
+    """--fp8-recipe blockwise keeps the MLP's activations and the dispatch in fp8 (less memory per chip than without
+    it); --ep-overlap hides the expert all-to-alls (none left exposed); both are said in the answer's words."""
+    common = ("train", "--model", "deepseek-v3", "--cluster", "hgx-h800-ndr", "--mesh", "pp=16,dp=128,ep=64")
+    common += ("--global-batch-tokens", "62914560", "--seq-len", "4096", "--precision", "fp8", "--zero", "1")
+    common += ("--recompute", "up-projections", "--micro-batch", "1")
+    plain, recipe, overlap = ok(*common), ok(*common, "--fp8-recipe", "blockwise"), ok(*common, "--ep-overlap")
+    gib = [float(row(output, "fits")[0].split(": ")[1].split(" GiB")[0]) for output in (plain, recipe)]
+    assert gib[1] < gib[0] and "FP8 recipe blockwise" in recipe and "expert all-to-alls overlapped" in overlap
+    seconds = [float(row(output, "forecast")[0].split(", ")[1].split(" s")[0]) for output in (plain, overlap)]
+    assert seconds[1] < seconds[0]
+    result = cli(*[arg for arg in common if arg not in ("--precision", "fp8")], "--fp8-recipe", "blockwise")
+    assert result.returncode == 2 and "--fp8-recipe blockwise needs --precision fp8" in result.stderr

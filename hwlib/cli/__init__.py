@@ -264,6 +264,17 @@ def build_parser() -> argparse.ArgumentParser:
             "--precision", choices=("bf16", "fp8"), default="bf16", help="the matmuls' dtype (default: bf16)"
         )
         parser_.add_argument(
+            "--fp8-recipe",
+            choices=tuple(hw.training.fp8.FP8_SCALINGS),
+            help="with --precision fp8, how the tensors are scaled and what the recipe keeps and sends in fp8 "
+            "(blockwise: DeepSeek-V3's; default: none priced)",
+        )
+        parser_.add_argument(
+            "--ep-overlap",
+            action="store_true",
+            help="hide the expert all-to-alls behind another micro-batch's compute (Megatron-Core's EP overlap)",
+        )
+        parser_.add_argument(
             "--interleave", type=count, metavar="V", help="chunks per pipeline stage (default: the planner's choice)"
         )
         tuned = parser_.add_mutually_exclusive_group()

@@ -138,6 +138,10 @@ def _tuning(args: argparse.Namespace) -> str:
         words += f", LoRA adapters of rank {args.lora or args.qlora} on a frozen {base} base"
     if args.offload:
         words += f", {args.offload.replace('both', 'optimizer and activations')} offloaded to the host"
+    if args.fp8_recipe:
+        words += f", FP8 recipe {args.fp8_recipe}"
+    if args.ep_overlap:
+        words += ", expert all-to-alls overlapped"
     return words
 
 
@@ -166,6 +170,12 @@ def _step_options(args: argparse.Namespace) -> dict[str, object]:
         options["interleave"] = args.interleave
     if args.schedule:
         options["schedule"] = args.schedule
+    if args.fp8_recipe:
+        if args.precision != "fp8":
+            raise ValueError(f"--fp8-recipe {args.fp8_recipe} needs --precision fp8, got --precision {args.precision}")
+        options["fp8"] = args.fp8_recipe
+    if args.ep_overlap:
+        options["ep_overlap"] = True
     if args.lora or args.qlora:
         options["adapter"] = hw.LoRA(rank=args.lora or args.qlora, base_dtype="bf16" if args.lora else "nf4")
     if args.offload:
