@@ -806,3 +806,13 @@ def test_train_takes_deepseeks_fp8_recipe_and_the_ep_overlap():
     assert seconds[1] < seconds[0]
     result = cli(*[arg for arg in common if arg not in ("--precision", "fp8")], "--fp8-recipe", "blockwise")
     assert result.returncode == 2 and "--fp8-recipe blockwise needs --precision fp8" in result.stderr
+
+
+def test_simulate_takes_closed_loop_clients():
+    out = ok("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--concurrency", "8", "--requests", "64")
+    assert "from 8 closed-loop clients, each sending its next request when its last one ends" in out
+    args = ("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--concurrency", "8", "--requests", "64")
+    data = json.loads(ok(*args, "--json"))
+    assert data["inputs"]["concurrency"] == 8 and data["inputs"]["arrival_rate_per_s"] is None
+    result = cli("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--concurrency", "8", "--rate", "2")
+    assert result.returncode == 2 and "--concurrency sets the arrivals itself" in result.stderr

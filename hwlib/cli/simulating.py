@@ -123,6 +123,10 @@ def run_simulate(args: argparse.Namespace) -> Report:
         seed=args.seed,
     )
     found = None
+    if args.concurrency is not None:
+        if args.rate is not None or args.max_rate:
+            raise ValueError("--concurrency sets the arrivals itself: drop --rate and --max-rate")
+        workload["concurrency"] = args.concurrency
     if args.max_rate:
         if args.ttft_ms is None or args.tpot_ms is None:
             raise ValueError("--max-rate needs --ttft-ms and --tpot-ms, the targets the rate must meet")
@@ -136,7 +140,9 @@ def run_simulate(args: argparse.Namespace) -> Report:
         raise ValueError("--percentile is the percentile --max-rate meets the targets at: add --max-rate")
     arrival_rate = workload.get("arrival_rate_per_s")
     arrivals = (
-        "at the highest Poisson rate that meets the targets"
+        f"from {args.concurrency:,} closed-loop clients, each sending its next request when its last one ends"
+        if args.concurrency is not None
+        else "at the highest Poisson rate that meets the targets"
         if found is not None
         else "at the trace's own times"
         if arrival_rate is None
@@ -163,6 +169,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
             "prompt_len": None if args.trace else args.prompt,
             "output_len": None if args.trace else args.output,
             "arrival_rate_per_s": args.rate,
+            "concurrency": args.concurrency,
             "trace": args.trace,
             "estimate": args.estimate,
             "prefill_chips": args.prefill_chips,
@@ -265,6 +272,12 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
     )
     parser.add_argument(
         "--rate", type=options.per_second, metavar="R", help="Poisson arrivals per second (default: all at once)"
+    )
+    parser.add_argument(
+        "--concurrency",
+        type=options.count,
+        metavar="C",
+        help="C closed-loop clients, each sending its next request when its last ends (benchmarks' --max-concurrency)",
     )
     parser.add_argument("--requests", type=options.count, metavar="N", help="requests (default: 1000, or the trace)")
     parser.add_argument("--prompt", type=options.count, metavar="N", default=1024, help="prompt tokens (default: 1024)")

@@ -17,7 +17,7 @@ from hwlib.memory import usable_bytes
 from hwlib.placement import serving_place
 from hwlib.pricing import step_seconds
 from hwlib.serving.pricing import StepPricer
-from hwlib.serving.served import SimulatedServing
+from hwlib.serving.served import SimulatedServing, line_ends, steps_to_reach
 from hwlib.serving.step import kv_copies
 
 SPECULATIVE_STRETCH = 1024
@@ -185,14 +185,20 @@ class Engine:
         return self.target.decode_line(context)
 
 
-def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool = False) -> SimulatedServing:
+def run(
+    engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool = False, concurrency: int | None = None
+) -> SimulatedServing:
     """The engine's steps until every request has finished (see the module docstring).
 
     The running requests' state is one array, a column each in admission order: the request, its tokens to
     prefill (the prompt; after a preemption what it had generated too), its tokens prefilled (a prefix hit starts
     past the shared prefix), its tokens generated, and those a preemption folded into its prompt. ``prefilled``
-    requests arrive with their prompt's cache and first token (a decode pool's)."""
+    requests arrive with their prompt's cache and first token (a decode pool's). With ``concurrency`` C the clients
+    are a benchmark's closed loop: the first C requests arrive at once and each that finishes sends the next."""
     count = len(arrival)
+    if concurrency is not None:
+        arrival = np.where(np.arange(count) < concurrency, 0.0, np.inf)
+    issued = count if concurrency is None else min(concurrency, count)
     first, finish = np.full(count, np.nan), np.full(count, np.nan)
     waiting: deque[int] = deque()
     state = np.zeros((5, engine.max_sequences + 1), dtype=np.int64)
@@ -319,8 +325,8 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
             else:  # steps of first + growth x i seconds: the stretch to the next arrival in closed form
                 first_s, growth_s, straight = line
                 steps = int(min(steps, straight))
-                if next_arrival < count and not waiting:
-                    steps = min(steps, _steps_to_reach(first_s, growth_s, float(arrival[next_arrival]) - t))
+                if next_arrival < count and not waiting and np.isfinite(arrival[next_arrival]):
+                    steps = min(steps, steps_to_reach(first_s, growth_s, float(arrival[next_arrival]) - t))
                 lines.append((t, steps, first_s, growth_s))
                 t += steps * first_s + growth_s * steps * (steps - 1) / 2
             logged.append((steps, n, n))
@@ -331,7 +337,7 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
             new = np.where(decoding, per_decode, chunk)
             tokens = int(new.sum())
             if tokens == 0:  # nothing fits: wait for the next arrival
-                if next_arrival >= count:
+                if next_arrival >= count or not np.isfinite(arrival[next_arrival]):
                     raise RuntimeError("the engine can take no waiting request and runs none")
                 t = float(arrival[next_arrival])
                 continue
@@ -358,6 +364,10 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
             over = (generated >= answers[ids]) & (done >= target)
         if over.any():
             finish[ids[over]] = t
+            sent = min(int(over.sum()), count - issued)  # each finished client's next request, now
+            if sent:
+                arrival[issued : issued + sent] = t
+                issued += sent
             kept = state[:, :n][:, ~over]
             n = kept.shape[1]
             state[:, :n] = kept
@@ -368,29 +378,9 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool 
         finish_s=finish,
         prompt_tokens=prompts,
         output_tokens=answers,
-        step_end_s=np.sort(np.concatenate([*ends, _line_ends(lines)])),
+        step_end_s=np.sort(np.concatenate([*ends, line_ends(lines)])),
         step_tokens=np.repeat(counts[:, 1], counts[:, 0]),
         step_sequences=np.repeat(counts[:, 2], counts[:, 0]),
         preemptions=preemptions,
         n_chips=engine.count,
     )
-
-
-def _steps_to_reach(first_s: float, growth_s: float, gap_s: float) -> int:
-    """The fewest steps of first + growth x i seconds that last at least ``gap_s`` (at least one)."""
-    if gap_s <= first_s:
-        return 1
-    if growth_s <= 0:
-        return int(np.ceil(gap_s / first_s))
-    half = first_s - growth_s / 2
-    return max(1, int(np.ceil((-half + np.sqrt(half * half + 2 * growth_s * gap_s)) / growth_s)))
-
-
-def _line_ends(lines: list[tuple[float, int, float, float]]) -> np.ndarray:
-    """The end of every step of the decode stretches ``lines``."""
-    if not lines:
-        return np.zeros(0)
-    start, steps, first, growth = (np.array(column) for column in zip(*lines))
-    offsets = np.repeat(np.cumsum(steps) - steps, steps)
-    i = np.arange(int(steps.sum())) - offsets + 1.0  # steps done, 1 to the stretch's count
-    return np.repeat(start, steps) + i * np.repeat(first, steps) + np.repeat(growth, steps) * i * (i - 1) / 2

@@ -95,3 +95,23 @@ class SimulatedServing:
         over the span that ``requests_per_s`` counts, the first arrival to the last finish: ``requests_per_s``
         times the share of requests ``within`` the targets, so never more than the throughput."""
         return float(self.within(ttft_s, tpot_s).sum() / self.duration_s)
+
+
+def steps_to_reach(first_s: float, growth_s: float, gap_s: float) -> int:
+    """The fewest steps of first + growth x i seconds that last at least ``gap_s`` (at least one)."""
+    if gap_s <= first_s:
+        return 1
+    if growth_s <= 0:
+        return int(np.ceil(gap_s / first_s))
+    half = first_s - growth_s / 2
+    return max(1, int(np.ceil((-half + np.sqrt(half * half + 2 * growth_s * gap_s)) / growth_s)))
+
+
+def line_ends(lines: list[tuple[float, int, float, float]]) -> np.ndarray:
+    """The end of every step of the decode stretches ``lines``."""
+    if not lines:
+        return np.zeros(0)
+    start, steps, first, growth = (np.array(column) for column in zip(*lines))
+    offsets = np.repeat(np.cumsum(steps) - steps, steps)
+    i = np.arange(int(steps.sum())) - offsets + 1.0  # steps done, 1 to the stretch's count
+    return np.repeat(start, steps) + i * np.repeat(first, steps) + np.repeat(growth, steps) * i * (i - 1) / 2

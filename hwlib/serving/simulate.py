@@ -84,6 +84,7 @@ def simulate_serving(
     estimate: str = "forecast",
     seed: int = 0,
     precision: Precision | str | None = None,
+    concurrency: int | None = None,
 ) -> SimulatedServing:
     """Serve ``n_requests`` requests of ``model`` on ``n_chips`` tensor-parallel chips of ``where`` and return what
     each request saw (see the module docstring for the engine). ``prompt_len`` and ``output_len`` are one length
@@ -95,7 +96,9 @@ def simulate_serving(
     gives each request its first token; its KV cache then crosses to the decode pool over the cluster's fabric
     (the node's links within a node, else the NICs, each chip of the smaller pool sending its share), and the
     decode pool decodes the rest. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four
-    dtypes at once. Chapter :ref:`ch-serving-many`."""
+    dtypes at once. ``concurrency`` C replaces the arrivals with a benchmark's closed loop of C clients, each
+    sending its next request when its last one ends (vLLM's and SGLang's ``--max-concurrency`` with every request
+    ready at once): C arrive together, and each finish brings the next. Chapter :ref:`ch-serving-many`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_requests", n_requests)
     one_of("estimate", estimate, ESTIMATES)
@@ -106,6 +109,12 @@ def simulate_serving(
         raise TypeError(f"speculation must be an hw.Speculation(...) or None, got {speculation!r}")
     rng = np.random.default_rng(seed)
     prompts, answers = _lengths("prompt_len", prompt_len, count), _lengths("output_len", output_len, count)
+    if concurrency is not None:
+        concurrency = whole_count("concurrency", concurrency)
+        if arrivals_s is not None or not np.isinf(arrival_rate_per_s) or prefill_chips is not None:
+            raise ValueError(
+                "concurrency sets the arrivals itself: give no arrivals_s, arrival_rate_per_s or prefill_chips with it"
+            )
     arrival = _arrivals(arrival_rate_per_s, arrivals_s, count, rng)
     budget = whole_count("max_batch_tokens", max_batch_tokens)
     if not chunked_prefill and prompts.max() > budget:
@@ -130,7 +139,9 @@ def simulate_serving(
         return Engine(model, where, size, precision, options, budget, *limits, chunked, spec)
 
     if prefill_chips is None:
-        return run(engine(chips, chunked_prefill, speculation), arrival, prompts, answers, cached, rng)
+        return run(
+            engine(chips, chunked_prefill, speculation), arrival, prompts, answers, cached, rng, False, concurrency
+        )
     prefill = whole_count("prefill_chips", prefill_chips)
     if prefill >= chips:
         raise ValueError(f"prefill_chips={prefill} must leave decode chips out of n_chips={chips}")

@@ -233,3 +233,49 @@ def test_bad_speculation_and_traces_are_named():
         hw.request_trace("sharegpt")
     with pytest.raises(ValueError, match="segment must be one of"):
         hw.request_trace("azure-code-2023", segment=3)
+
+
+def test_a_closed_loop_of_c_clients_keeps_c_requests_in_flight():
+    """Benchmark clients (``--max-concurrency`` C): C requests at once, each finish sends the next at that moment;
+    until the last request is sent, C are in the system at every instant (Little: throughput = C / latency)."""
+    for clients in (1, 4, 24):
+        run = hw.simulate_serving(
+            LLAMA8, H100, concurrency=clients, n_requests=120, prompt_len=512, output_len=64, chunked_prefill=True
+        )
+        assert (run.arrival_s[:clients] == 0).all() and np.isfinite(run.finish_s).all()
+        np.testing.assert_array_equal(np.sort(run.arrival_s[clients:]), np.sort(run.finish_s)[: 120 - clients])
+        last_sent = run.arrival_s.max()
+        probes = np.linspace(0, last_sent, 200, endpoint=False)[1:]
+        in_flight = ((run.arrival_s[:, None] <= probes) & (run.finish_s[:, None] > probes)).sum(axis=0)
+        assert (in_flight == clients).all()
+        inside = run.finish_s <= last_sent  # Little's law over the steady span
+        assert inside.sum() / last_sent == pytest.approx(clients / run.latency_s[inside].mean(), rel=0.15)
+    one = hw.simulate_serving(LLAMA8, H100, concurrency=1, n_requests=3, prompt_len=1000, output_len=5)
+    alone = hw.simulate_serving(LLAMA8, H100, n_requests=1, prompt_len=1000, output_len=5)
+    np.testing.assert_allclose(one.ttft_s, alone.ttft_s[0], rtol=1e-12)  # one client: one request at a time
+    np.testing.assert_array_equal(one.arrival_s[1:], one.finish_s[:-1])
+
+
+def test_more_clients_wait_longer_for_their_first_token():
+    ttft = [
+        np.median(
+            hw.simulate_serving(
+                LLAMA8, H100, concurrency=c, n_requests=200, prompt_len=1024, output_len=128, chunked_prefill=True
+            ).ttft_s
+        )
+        for c in (1, 8, 64)
+    ]
+    assert ttft == sorted(ttft) and ttft[-1] > 2 * ttft[0]
+
+
+@pytest.mark.parametrize(
+    "options, words",
+    [
+        ({"concurrency": 0}, "concurrency"),
+        ({"concurrency": 4, "arrival_rate_per_s": 2.0}, "concurrency sets the arrivals itself"),
+        ({"concurrency": 4, "arrivals_s": np.zeros(10)}, "concurrency sets the arrivals itself"),
+    ],
+)
+def test_a_closed_loop_refuses_other_arrivals(options, words):
+    with pytest.raises(ValueError, match=words):
+        hw.simulate_serving(LLAMA8, H100, n_requests=10, **options)
