@@ -72,6 +72,7 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         f"a shared prefix of {args.prefix_tokens:,} tokens, cached for {100 * args.prefix_hit_rate:g} % of requests"
         if args.prefix_tokens
         else "no shared prefix",
+        "admitting a request only with room for its whole answer" if args.reserve_output else "admitting on its prompt",
     ]
     settings = {
         "max_sequences": args.max_sequences,
@@ -82,6 +83,7 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         "draft": drafter,
         "prefix_tokens": args.prefix_tokens,
         "prefix_hit_rate": args.prefix_hit_rate,
+        "reserve_output": args.reserve_output,
     }
     return "; ".join(words), settings
 
@@ -116,6 +118,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
         chunked_prefill=args.chunked_prefill,
         prefix_tokens=args.prefix_tokens,
         prefix_hit_rate=args.prefix_hit_rate,
+        reserve_output=args.reserve_output,
         speculation=speculation,
         prefill_chips=args.prefill_chips,
         efficiency=load_efficiency(args),
@@ -291,6 +294,11 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
     parser.add_argument("--max-batch-tokens", type=options.count, metavar="N", default=8192, help="tokens a step takes")
     parser.add_argument("--max-sequences", type=options.count, metavar="N", default=256, help="sequences a step takes")
     parser.add_argument("--chunked-prefill", action="store_true", help="decode first, prefill chunks fill the step")
+    parser.add_argument(
+        "--reserve-output",
+        action="store_true",
+        help="admit a request only with cache room for its whole answer (TensorRT-LLM's GUARANTEED_NO_EVICT)",
+    )
     parser.add_argument("--prefix-tokens", type=options.whole, metavar="N", default=0, help="shared prompt prefix")
     parser.add_argument("--prefix-hit-rate", type=options.share, metavar="F", default=0.0, help="prefix cache hits")
     parser.add_argument("--draft-tokens", type=options.count, metavar="K", help="speculative draft tokens a step")

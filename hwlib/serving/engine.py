@@ -118,7 +118,9 @@ class Engine:
     """One engine: the model's prices (``Priced``) and its drafter's, its cache room and its scheduler's
     limits."""
 
-    def __init__(self, model, where, n_chips, precision, options, budget, max_sequences, block_tokens, chunked, spec):
+    def __init__(
+        self, model, where, n_chips, precision, options, budget, max_sequences, block_tokens, chunked, spec, reserve
+    ):
         self.model, self.spec = model, spec
         chip, topology = serving_place(where, model, n_chips)
         per_decode = spec.draft_tokens + 1 if spec else 1
@@ -132,6 +134,7 @@ class Engine:
         self.count, self.table = n_chips, self.target.table
         self.kv_per_token = self.target.kv_per_token
         self.budget, self.max_sequences, self.block, self.chunked = budget, max_sequences, block_tokens, chunked
+        self.reserve = reserve  # admit only while the cache holds each request's prompt and whole answer
         free = float(usable_bytes(chip, 1.0, n_chips)) - model.weight_bytes(precision.weight_dtype)
         self.room = resolve(chip, precision.compute_dtype, options["efficiency"]).kv_fraction * free
         if self.room <= 0:
@@ -240,7 +243,8 @@ def run(
         decoding = done >= target
         chunk = None
         if waiting and n < cap:  # admission: prompts join while the cache has room for them
-            used = float(held_bytes(held).sum()) if n else 0.0
+            whole = prompts[ids] + answers[ids] if engine.reserve else held
+            used = float(held_bytes(whole).sum()) if n else 0.0
             budget = per_step if not engine.chunked else per_step - int(decoding.sum()) * per_decode
             if engine.chunked and n and budget > 0:
                 left = np.where(decoding, 0, target - done)
@@ -250,7 +254,7 @@ def run(
             while waiting and n < cap and budget > 0:
                 i = waiting[0]
                 need = 0 if prefilled and i not in carried else int(prompts[i] + carried.get(i, 0) - cached[i])
-                grow = one_held_bytes(int(prompts[i] + carried.get(i, 0) + 1))
+                grow = one_held_bytes(int(prompts[i] + (answers[i] if engine.reserve else carried.get(i, 0) + 1)))
                 # without chunking a step takes whole prompts up to its budget, and any one prompt alone (a
                 # preempted request recomputes its prompt and what it generated, which may exceed the budget)
                 too_long = need > budget and not engine.chunked and n > start

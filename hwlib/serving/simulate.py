@@ -85,6 +85,7 @@ def simulate_serving(
     seed: int = 0,
     precision: Precision | str | None = None,
     concurrency: int | None = None,
+    reserve_output: bool = False,
 ) -> SimulatedServing:
     """Serve ``n_requests`` requests of ``model`` on ``n_chips`` tensor-parallel chips of ``where`` and return what
     each request saw (see the module docstring for the engine). ``prompt_len`` and ``output_len`` are one length
@@ -98,11 +99,18 @@ def simulate_serving(
     decode pool decodes the rest. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four
     dtypes at once. ``concurrency`` C replaces the arrivals with a benchmark's closed loop of C clients, each
     sending its next request when its last one ends (vLLM's and SGLang's ``--max-concurrency`` with every request
-    ready at once): C arrive together, and each finish brings the next. Chapter :ref:`ch-serving-many`."""
+    ready at once): C arrive together, and each finish brings the next. ``reserve_output`` admits a request only
+    while the cache holds its prompt and its whole answer, so that none is ever preempted (TensorRT-LLM's default
+    capacity scheduler, ``GUARANTEED_NO_EVICT``: tensorrt_llm/llmapi/llm_args.py, ``SchedulerConfig``, commit
+    fcd3f316). Chapter :ref:`ch-serving-many`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_requests", n_requests)
     one_of("estimate", estimate, ESTIMATES)
-    for name, flag in (("chunked_prefill", chunked_prefill), ("expert_parallel", expert_parallel)):
+    for name, flag in (
+        ("chunked_prefill", chunked_prefill),
+        ("expert_parallel", expert_parallel),
+        ("reserve_output", reserve_output),
+    ):
         if not isinstance(flag, bool):
             raise TypeError(f"{name} must be True or False, got {flag!r}")
     if speculation is not None and not isinstance(speculation, Speculation):
@@ -136,7 +144,7 @@ def simulate_serving(
     limits = (whole_count("max_sequences", max_sequences), whole_count("block_tokens", block_tokens))
 
     def engine(size: int, chunked: bool, spec: Speculation | None) -> Engine:
-        return Engine(model, where, size, precision, options, budget, *limits, chunked, spec)
+        return Engine(model, where, size, precision, options, budget, *limits, chunked, spec, reserve_output)
 
     if prefill_chips is None:
         return run(

@@ -279,3 +279,18 @@ def test_more_clients_wait_longer_for_their_first_token():
 def test_a_closed_loop_refuses_other_arrivals(options, words):
     with pytest.raises(ValueError, match=words):
         hw.simulate_serving(LLAMA8, H100, n_requests=10, **options)
+
+
+def test_reserving_the_whole_answer_never_preempts():
+    """TensorRT-LLM's default capacity scheduler (GUARANTEED_NO_EVICT) admits a request only while the cache holds
+    its prompt and its whole answer: no preemption, fewer sequences at once than admitting on the prompt."""
+    args = dict(n_requests=300, prompt_len=4096, output_len=2048, chunked_prefill=True)
+    eager = hw.simulate_serving(LLAMA70, NODE, 2, **args)
+    careful = hw.simulate_serving(LLAMA70, NODE, 2, reserve_output=True, **args)
+    assert eager.preemptions > 0 == careful.preemptions
+    assert careful.step_sequences.max() < eager.step_sequences.max()
+    room = hw.simulate_serving(LLAMA70, NODE, 2, reserve_output=True, n_requests=50, prompt_len=64, output_len=8)
+    plain = hw.simulate_serving(LLAMA70, NODE, 2, n_requests=50, prompt_len=64, output_len=8)
+    np.testing.assert_allclose(room.finish_s, plain.finish_s)  # with room to spare, the same run
+    with pytest.raises(TypeError, match="reserve_output must be True or False"):
+        hw.simulate_serving(LLAMA8, H100, n_requests=2, reserve_output="yes")
