@@ -287,19 +287,22 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
     )
 
 
-def step_seconds(tokens_s: tuple, attention_s: tuple, exposed_s: Number, overhead_s: Number, overlap: bool) -> object:
+def step_seconds(
+    tokens_s: tuple, attention_s: tuple, exposed_s: Number, overhead_s: Number, overlap: bool, hidden: bool = False
+) -> object:
     """Seconds of a serving step as ``price`` combines them, from the (compute, memory, sequential) seconds of its
     parts other than the attention (``sequential``: each part at its own roofline, summed) and the attention's
     (compute, memory) seconds: one roofline of the totals where the parts ``overlap``, else the parts one after
-    another; then the exposed collectives and the overheads. The serving simulator prices each step so, from the
-    pricer's tables over the step's tokens."""
+    another; then the collectives ``exposed_s`` after it, or, ``hidden`` behind it as the bound hides them, the
+    slower of the two; then the overheads. The serving simulator prices each step so, from the pricer's tables over
+    the step's tokens."""
     compute, memory, sequential = tokens_s
     attention_compute, attention_memory = attention_s
     if overlap:
         core = np.maximum(compute + attention_compute, memory + attention_memory)
     else:
         core = sequential + np.maximum(attention_compute, attention_memory)
-    return core + exposed_s + overhead_s
+    return (np.maximum(core, exposed_s) if hidden else core + exposed_s) + overhead_s
 
 
 def windows(compute: Number, attention: Number, accumulation: Number = 1) -> dict:

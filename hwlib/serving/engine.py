@@ -78,7 +78,7 @@ class Priced:
         """Seconds of steps of ``tokens`` new tokens over ``sequences`` sequences with this attention."""
         terms, exposed = self.token_terms(tokens)
         attention = (attention_flops * self.per_flop, attention_bytes * self.per_byte)
-        return step_seconds(terms, attention, exposed, self.overhead_s(sequences), self.overlap)
+        return step_seconds(terms, attention, exposed, self.overhead_s(sequences), self.overlap, not self.forecast)
 
     def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> np.ndarray:
         """Seconds of steps whose sequences each take ``new`` tokens after ``context`` (the last axis runs over the
@@ -89,10 +89,10 @@ class Priced:
         """(first, growth, steps): the next ``steps`` consecutive decode steps from ``context`` take first + growth
         x i seconds (the i-th from 0), as each reads one more token per sequence, while the same roofline term
         stays the larger; None where the steps are not a line (windows or a latent cache)."""
-        if self.pair_flops is None:
-            return None
         b = context.size
         (compute, memory, sequential), exposed = self.token_terms(b)
+        if self.pair_flops is None or (not self.forecast and float(exposed) > 0):  # the bound's max: not a line
+            return None
         reads = float(context.sum()) + b  # tokens whose keys and values the first step reads
         per_compute, per_memory = self.pair_flops * self.per_flop, self.kv_per_token * self.per_byte
         fixed = float(exposed) + float(self.overhead_s(b))

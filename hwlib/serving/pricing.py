@@ -61,7 +61,9 @@ class StepPricer:
         self.alltoalls = EP_ALL_TO_ALLS_PER_LAYER * routed
 
     def collectives(self, tokens: np.ndarray) -> tuple[Collective, ...]:
-        """The step's exposed all-reduces and all-to-alls, reduced in at least bf16 as engines do."""
+        """The step's all-reduces and all-to-alls, reduced in at least bf16 as engines do: after the step's work in
+        the forecast, and in the bound behind it, as engines that overlap or fuse them with the matmuls run them
+        (the bound takes the slower of the two)."""
         if self.topology is None:
             return ()
         wire = max(self.activation_bytes, dtype_bytes("bf16"))
@@ -72,11 +74,15 @@ class StepPricer:
                 tokens * self.table.tp_elements_per_token() * wire,
                 self.topology,
                 self.allreduces,
+                overlaps_at_bound="compute",
             )
         ]
         if self.alltoalls:
             dispatched = tokens / self.count * self.model.experts_per_token * self.table.d_model * wire
-            found.append(Collective("ep all-to-all", "all-to-all", dispatched, self.topology, self.alltoalls))
+            dispatch = Collective(
+                "ep all-to-all", "all-to-all", dispatched, self.topology, self.alltoalls, None, "compute"
+            )
+            found.append(dispatch)
         return tuple(found)
 
     def work(self, tokens, sequences, attention_flops, attention_bytes) -> Work:
@@ -125,7 +131,8 @@ class StepPricer:
     def step_tables(self, max_tokens: int) -> dict:
         """The price of a step of T = 0 ... ``max_tokens`` new tokens apart from its attention, as arrays indexed by
         T, at the bound and at the forecast: (compute, memory, sequential) seconds of the weights and activations
-        (``hwlib.pricing.step_seconds``) and the exposed collectives. A schedule's step adds its attention."""
+        (``hwlib.pricing.step_seconds``) and the collectives (all of them at the bound, which hides them behind the
+        step's work; those left exposed in the forecast). A schedule's step adds its attention."""
         tokens = np.arange(max_tokens + 1, dtype=float)
         priced, _, _ = self.price(tokens, 0.0, 0.0, 0.0)
         zeros = np.zeros_like(tokens)
@@ -133,7 +140,7 @@ class StepPricer:
         sequential = sum(priced.forecast_parts_s[name] for name in token_parts) + zeros
         compute, memory = priced.compute_s + zeros, priced.memory_s + zeros
         return {
-            "bound": ((compute, memory, np.maximum(compute, memory)), sum(priced.exposed_s.values(), zeros)),
+            "bound": ((compute, memory, np.maximum(compute, memory)), sum(priced.comm_s.values(), zeros)),
             "forecast": (
                 (priced.forecast_compute_s + zeros, priced.forecast_memory_s + zeros, sequential),
                 sum(priced.forecast_exposed_s.values(), zeros),

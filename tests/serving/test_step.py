@@ -35,10 +35,13 @@ def test_the_bound_turns_to_compute_at_large_batch_and_for_prefill():
 
 
 def test_tensor_parallelism_splits_the_work_and_adds_all_reduces():
+    """The bound hides the all-reduces behind the step's weight reads, as engines that overlap or fuse them do: the
+    slower of the two sets it; the no-overlap bound and the forecast add them."""
     one, eight = hw.inference_step(LLAMA70, H100, 16, 2048), hw.inference_step(LLAMA70, H100, 16, 2048, n_chips=8)
     assert eight.flops == one.flops and eight.bytes == one.bytes
     assert eight.comm_time_s > 0
-    assert eight.time_s == pytest.approx(one.time_s / 8 + eight.comm_time_s)
+    assert eight.time_s == pytest.approx(max(one.time_s / 8, eight.comm_time_s))
+    assert eight.time_upper_s >= one.time_upper_s / 8 + eight.comm_time_s * (1 - 1e-12)
     # 2 ring all-reduces per layer of 16 tokens x d bf16 over NVLink 4 (450 GB/s per direction), each ring
     # of 8 taking 2 x 7 steps of NCCL's 0.6 us NVLink latency
     message = 16 * 8192 * 2
@@ -139,9 +142,9 @@ def test_serving_chips_finds_the_fewest_that_hold_and_meet_the_target():
     assert tight.n_chips == 0 and tight.deployment == "none" and tight.time_per_token_s == np.inf
     assert tight.tokens_per_s == 0
     v5e = hw.chip("v5e")
-    slow = hw.serving_chips(LLAMA70, v5e, 2048, 16, prompt_len=2048, ttft_target_s=0.17, by="bound")
-    assert hw.time_to_first_token_s(LLAMA70, v5e, 2048, 1, 16) > 0.17 >= slow.time_to_first_token_s
-    assert slow.n_chips == 32 and isinstance(slow.n_chips, int) and slow.deployment == "v5litepod-32 (4x8)"
+    slow = hw.serving_chips(LLAMA70, v5e, 2048, 16, prompt_len=2048, ttft_target_s=0.15, by="bound")
+    assert hw.time_to_first_token_s(LLAMA70, v5e, 2048, 1, 8) > 0.15 >= slow.time_to_first_token_s
+    assert slow.n_chips == 16 and isinstance(slow.n_chips, int) and slow.deployment == "v5litepod-16 (4x4)"
     assert hw.tensor_parallel_sizes(LLAMA70, H100) == (1, 2, 4, 8)
 
 
@@ -216,7 +219,7 @@ def test_step_properties(batch, context, new, chips, key):
     model = hw.model(key)
     step = hw.inference_step(model, H100, batch, context, new, chips)
     assert step.time_s <= step.time_upper_s + 1e-15
-    assert step.time_s == pytest.approx(max(step.compute_time_s, step.memory_time_s) + step.comm_time_s)
+    assert step.time_s == pytest.approx(max(step.compute_time_s, step.memory_time_s, step.comm_time_s))
     bigger = hw.inference_step(model, H100, batch + 1, context, new, chips)
     assert bigger.time_s >= step.time_s and bigger.tokens_per_s >= step.tokens_per_s * (1 - 1e-12)
 
