@@ -15,8 +15,10 @@ rate. A forecast prices the same counts at what kernels are measured to reach (`
   chip's measured ``overlap_slowdown`` (its kernels take the GPU's SMs and bandwidth);
 * what no published measurement covers, fitted on measured runs (``hw.calibration()``): the achieved share of HBM
   bandwidth and each layer's overhead in a serving step (kernel launches and the gaps between them), on the serving
-  runs; training's elementwise kernels (norms, activations, residuals) as passes over the activations, and the share
-  of a step no kernel accounts for, on the training runs. Chapter :ref:`ch-forecast`.
+  runs; training's elementwise kernels (norms, activations, residuals) as passes over the activations, the seconds
+  each MoE layer and each local expert add per micro-batch (host synchronisation and launches of routing, permutation
+  and per-expert kernels, which no compiled XLA step pays), and the share of a step no kernel accounts for, on the
+  training runs. Chapter :ref:`ch-forecast`.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ class Efficiency:
     all-reduce (s); ``elementwise_passes``: passes of training's
     elementwise kernels over the activations the matmuls move; ``unmodelled_share``: share of a training step's
     time outside every modelled term; ``layer_overhead_s``: seconds each layer adds to every serving step;
+    ``moe_layer_overhead_s``: seconds each MoE layer adds to a training step per micro-batch it runs forward and
+    backward (routing, the token permutation's host synchronisation and small kernels); ``expert_overhead_s``: seconds
+    each of a chip's local experts adds per MoE layer and micro-batch (its own GEMM and cast launches);
     ``kv_fraction``: share of the memory left after the weights that a serving engine gives its KV cache;
     ``overlap_slowdown``: how much longer compute takes while a collective runs beside it (0.2: 20 % longer);
     ``quantization``: apply tile and wave quantization; ``attention_dtype``: the dtype whose peak attention kernels
@@ -65,6 +70,8 @@ class Efficiency:
     unmodelled_share: Number | None = None
     layer_overhead_s: Number | None = None
     sequence_overhead_s: Number | None = None
+    moe_layer_overhead_s: Number | None = None
+    expert_overhead_s: Number | None = None
     kv_fraction: Number | None = None
     overlap_slowdown: Number | None = None
     quantization: bool = True
@@ -87,6 +94,8 @@ class Efficiency:
             unmodelled_share=0.0,
             layer_overhead_s=0.0,
             sequence_overhead_s=0.0,
+            moe_layer_overhead_s=0.0,
+            expert_overhead_s=0.0,
             overlap_slowdown=0.0,
             quantization=False,
             attention_dtype="matmul",
@@ -101,7 +110,14 @@ class Efficiency:
                 array = positive(f"Efficiency.{name}", value)
                 if (array > 1).any():
                     raise ValueError(f"Efficiency.{name} must be a fraction in (0, 1], got {describe(value)}")
-        for name in ("small_allreduce_s", "elementwise_passes", "layer_overhead_s", "sequence_overhead_s"):
+        for name in (
+            "small_allreduce_s",
+            "elementwise_passes",
+            "layer_overhead_s",
+            "sequence_overhead_s",
+            "moe_layer_overhead_s",
+            "expert_overhead_s",
+        ):
             if getattr(self, name) is not None:
                 as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
         for name in ("unmodelled_share", "overlap_slowdown"):
@@ -246,6 +262,8 @@ class Resolved:
     unmodelled_share: Number
     layer_overhead_s: Number
     sequence_overhead_s: Number
+    moe_layer_overhead_s: Number
+    expert_overhead_s: Number
     kv_fraction: Number
     overlap_slowdown: Number
     quantization: bool
@@ -283,6 +301,8 @@ def resolve(chip: Chip, dtype: str, efficiency: Efficiency | None = None, n_chip
         unmodelled_share=pick(given.unmodelled_share, calibrated.UNMODELLED_SHARE.value),
         layer_overhead_s=pick(given.layer_overhead_s, calibrated.LAYER_OVERHEAD_S.value),
         sequence_overhead_s=pick(given.sequence_overhead_s, calibrated.SEQUENCE_OVERHEAD_S.value),
+        moe_layer_overhead_s=pick(given.moe_layer_overhead_s, calibrated.MOE_LAYER_OVERHEAD_S.value),
+        expert_overhead_s=pick(given.expert_overhead_s, calibrated.EXPERT_OVERHEAD_S.value),
         kv_fraction=pick(given.kv_fraction, efficiencies.KV_CACHE_FRACTION.value),
         overlap_slowdown=pick(given.overlap_slowdown, overlap_slowdown(chip)),
         quantization=given.quantization,

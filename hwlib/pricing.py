@@ -102,7 +102,9 @@ class Work:
     """A step's work on one chip: its ``parts`` (name -> ``Part``), its ``collectives``, the pipeline bubble as a
     share of compute, the activation bytes elementwise kernels pass over (training), the layers and sequences whose
     overheads a serving step pays, whether the unmodelled share (fitted on training runs) applies, and the
-    micro-batches whose gradients accumulate before they are reduced once (``accumulation``)."""
+    micro-batches whose gradients accumulate before they are reduced once (``accumulation``), and in training the MoE
+    layers and the local experts' layers that a step runs, counted per micro-batch's forward and backward
+    (``moe_layer_passes``, ``expert_passes``), whose overheads software that launches kernels from the host pays."""
 
     parts: dict
     collectives: tuple = ()
@@ -112,6 +114,8 @@ class Work:
     sequences: Number = 0.0
     unmodelled: bool = False
     accumulation: Number = 1
+    moe_layer_passes: Number = 0.0
+    expert_passes: Number = 0.0
 
 
 @dataclass(frozen=True)
@@ -260,6 +264,9 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
     forecast_bubble = work.bubble_share * (forecast_core - once)
     slowdown = eff.overlap_slowdown * sum(forecast_hidden, 0.0)
     overhead = work.layers * eff.layer_overhead_s + np.asarray(work.sequences, dtype=float) * eff.sequence_overhead_s
+    moe = 0.0 if fuses_elementwise(chip) else 1.0  # XLA runs the step as one compiled program
+    moe_overhead = moe * (work.moe_layer_passes * eff.moe_layer_overhead_s + work.expert_passes * eff.expert_overhead_s)
+    overhead = overhead + moe_overhead
     modelled = forecast_core + forecast_bubble + sum(forecast_exposed.values(), 0.0) + slowdown + overhead
     unmodelled = eff.unmodelled_share if work.unmodelled else 0.0
     forecast = modelled / (1.0 - unmodelled)

@@ -6,7 +6,8 @@ performance summaries on H100, B200 and GB200; Google's MaxText recipes on TPU v
 MLPerf Training v4.0's GPT-3 175B (NVIDIA on H100, Google on TPU v5p); MosaicML's llm-foundry MPT
 benchmarks on H100 and A100; BigScience's BLOOM 176B; MegaScale's Table 2 (its Megatron-LM baseline); and PaLM
 540B on two TPU v4 pods joined by the data-centre network; mixture-of-experts runs (Megatron-Bridge's Qwen3-30B-A3B and
-DeepSeek-V3 on H100, DeepSeek-V3's own on 2,048 H800s).
+DeepSeek-V3 on H100, DeepSeek-V3's own on 2,048 H800s); NeMo AutoModel's PyTorch FSDP2 runs of DeepSeek-V3,
+Qwen3-30B-A3B and Llama 3 70B on H100.
 Each is compared with ``hw.train_step`` for its own mesh in :ref:`ch-sharding`. The hunt behind them, with
 every quote, is in research/training_runs.md and research/training_runs_more.md.
 """
@@ -14,6 +15,7 @@ every quote, is in research/training_runs.md and research/training_runs_more.md.
 from __future__ import annotations
 
 from hwlib.data import (
+    training_runs_automodel,
     training_runs_bloom,
     training_runs_llama,
     training_runs_maxtext,
@@ -43,5 +45,6 @@ RUNS: tuple[TrainingRun, ...] = (
     + training_runs_megatron.MEGASCALE_RUNS
     + training_runs_palm.RUNS
     + training_runs_moe.RUNS
+    + training_runs_automodel.RUNS
 )
 """Measured training runs, compared with ``hw.train_step`` in :ref:`ch-sharding`."""

@@ -66,7 +66,6 @@ def _qwen3_run(release: str, row: str) -> TrainingRun:
         micro_batch_sequences=mbs,
         interleave=int(vp) if pp > 1 else None,
         ep_overlap=release == "26.02.01",
-        outside_model=_FINE_GRAINED,
     )
 
 
@@ -147,7 +146,6 @@ def _deepseek_blackwell_run(release: str, cluster_key: str, row: str) -> Trainin
         micro_batch_sequences=mbs,
         interleave=int(vp) if vp != "n/a" else 1,
         ep_overlap=overlap,
-        outside_model=_BLACKWELL,
     )
 
 

@@ -11,6 +11,7 @@ FORECAST_PARTS = (
     "pipeline bubble",
     "exposed communication",
     "overlap slowdown",
+    "overhead",
     "unmodelled",
 )
 """The parts of a forecast step's time (``TrainStep.forecast_parts_s``); they sum to ``forecast_time_s``."""

@@ -279,6 +279,7 @@ def train_step(
         * WIRE_BYTES,
         unmodelled=True,
         accumulation=batch.micro_batches,
+        **moe_passes(model, mesh, batch.micro_batches, recompute),
     )
     priced = price(work, chip, dtype, efficiency)
     compute = max(float(priced.compute_s), float(priced.memory_s))  # the roofline of the chip's work
@@ -294,6 +295,7 @@ def train_step(
         "pipeline bubble": parts["pipeline bubble"],
         "exposed communication": sum(priced.forecast_exposed_s.values(), 0.0),
         "overlap slowdown": parts["overlap slowdown"],
+        "overhead": parts["overhead"],
         "unmodelled": parts["unmodelled"],
     }
     return TrainStep(
@@ -326,3 +328,14 @@ def train_step(
         host_memory_bytes=host,
         micro_batches=batch.micro_batches,
     )
+
+
+def moe_passes(model: ModelShape, mesh: Mesh, micro_batches: int, recompute: str) -> dict:
+    """The MoE layers one chip runs in a step, each counted once per micro-batch's forward and backward (a recomputed
+    forward adds a third, as its FLOPs do), and those layers times the chip's local experts: the counts
+    ``Work.moe_layer_passes`` and ``Work.expert_passes`` that the forecast's MoE overheads multiply."""
+    if not model.is_moe:
+        return {}
+    passes = model.table().n_moe_layers / mesh.pp * micro_batches
+    passes *= 1.0 + (recompute == "full") / TRAINING_OVER_FORWARD
+    return {"moe_layer_passes": passes, "expert_passes": passes * model.n_experts / mesh.ep}

@@ -26,6 +26,7 @@ _STEPS = {
     "pipeline bubble": "bubble (longer compute)",
     "exposed communication": "exposed communication",
     "overlap slowdown": "compute slowed by overlap",
+    "overhead": "MoE layer and expert overheads",
     "unmodelled": "unmodelled share",
 }
 
