@@ -670,7 +670,8 @@ def test_simulate_is_simulate_serving_in_percentiles():
     good, share = result.goodput_per_s(0.5, 0.03), result.within(0.5, 0.03).mean()
     assert good == pytest.approx(result.requests_per_s * share, rel=1e-12) and good <= result.requests_per_s
     assert row(out, "goodput")[0].startswith(f"{hw.format_number(good, 3)} requests/s")
-    assert "engine: up to 256 sequences and 8,192 tokens a step; prompts prefilled whole; no speculation" in out
+    words = "engine: hwlib's generic engine, up to 256 sequences and 8,192 tokens a step; prompts prefilled whole"
+    assert words + "; no speculation" in out
     data = json.loads(ok(*args, "--ttft-ms", "500", "--tpot-ms", "30", "--json"))
     assert data["goodput_per_s"] == pytest.approx(good) and data["within_targets"] == pytest.approx(share)
     band = hw.forecast_band("serving", hw.model("llama-3-8b"), hw.chip("H100-SXM"))
@@ -817,3 +818,17 @@ def test_simulate_takes_closed_loop_clients():
     assert data["inputs"]["concurrency"] == 8 and data["inputs"]["arrival_rate_per_s"] is None
     result = cli("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--concurrency", "8", "--rate", "2")
     assert result.returncode == 2 and "--concurrency sets the arrivals itself" in result.stderr
+
+
+def test_simulate_runs_an_engines_defaults_and_names_them():
+    base = ("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--requests", "40", "--concurrency", "8")
+    vllm = json.loads(ok(*base, "--engine", "vllm", "--json"))
+    assert vllm["inputs"]["engine"] == "vllm" and vllm["inputs"]["chunked_prefill"] is True
+    assert (vllm["inputs"]["max_sequences"], vllm["inputs"]["max_batch_tokens"]) == (1024, 8192)
+    text = ok(*base, "--engine", "sglang", "--max-batch-tokens", "4096", "--chunked-prefill")
+    assert "engine: SGLang 0.5.3 defaults, up to 2,048 sequences and 4,096 tokens a step" in " ".join(text.split())
+    assert "prefilled in chunks" in text  # the options given beat the profile's
+    plain = json.loads(ok(*base, "--json"))
+    assert plain["inputs"]["engine"] == "hwlib" and plain["inputs"]["max_sequences"] == 256
+    bad = cli(*base, "--engine", "tgi")
+    assert bad.returncode == 2 and "invalid choice: 'tgi'" in bad.stderr

@@ -9,6 +9,7 @@ import hwlib as hw
 from hwlib.cli.options import load_efficiency, load_model
 from hwlib.cli.report import Report, Table, add_band, rate, seconds
 from hwlib.data.request_traces import TRACES
+from hwlib.data.serving_engines import ENGINE_PROFILES
 from hwlib.serving.max_rate import MaxArrivalRate, max_arrival_rate
 
 PERCENTILES = (50, 90, 99)
@@ -61,7 +62,8 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
     """The engine's settings in words and as JSON ``inputs``."""
     drafter = (args.draft or "mtp") if speculation else None
     words = [
-        f"engine: up to {args.max_sequences:,} sequences and {args.max_batch_tokens:,} tokens a step",
+        f"engine: {ENGINE_PROFILES[args.engine].label}, up to {args.max_sequences:,} sequences and "
+        f"{args.max_batch_tokens:,} tokens a step",
         "prompts prefilled in chunks that fill each step's leftover tokens"
         if args.chunked_prefill
         else "prompts prefilled whole",
@@ -75,6 +77,7 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         "admitting a request only with room for its whole answer" if args.reserve_output else "admitting on its prompt",
     ]
     settings = {
+        "engine": args.engine,
         "max_sequences": args.max_sequences,
         "max_batch_tokens": args.max_batch_tokens,
         "chunked_prefill": args.chunked_prefill,
@@ -104,8 +107,23 @@ def _percent(share: float) -> str:
     return f"{whole} %"
 
 
+def _engine_defaults(args: argparse.Namespace, where: hw.Chip | hw.Cluster) -> None:
+    """Fill the engine options the user left open with ``--engine``'s defaults on the chip."""
+    profile = ENGINE_PROFILES[args.engine]
+    tier = profile.tier(where.chip if isinstance(where, hw.Cluster) else where)
+    for name, value in (
+        ("max_batch_tokens", tier.max_batch_tokens),
+        ("max_sequences", tier.max_sequences),
+        ("chunked_prefill", profile.chunked_prefill),
+        ("reserve_output", profile.reserve_output),
+    ):
+        if getattr(args, name) is None:
+            setattr(args, name, value)
+
+
 def run_simulate(args: argparse.Namespace) -> Report:
     model, where = load_model(args), _where(args)
+    _engine_defaults(args, where)
     speculation = _speculation(args)
     workload, lengths = _workload(args)
     engine_words, engine_settings = _engine(args, speculation)
@@ -119,6 +137,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
         prefix_tokens=args.prefix_tokens,
         prefix_hit_rate=args.prefix_hit_rate,
         reserve_output=args.reserve_output,
+        engine=args.engine,
         speculation=speculation,
         prefill_chips=args.prefill_chips,
         efficiency=load_efficiency(args),
@@ -291,12 +310,20 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
         metavar="NAME",
         help="a public trace's arrivals and lengths, or a dataset's lengths: " + "|".join(TRACES),
     )
-    parser.add_argument("--max-batch-tokens", type=options.count, metavar="N", default=8192, help="tokens a step takes")
-    parser.add_argument("--max-sequences", type=options.count, metavar="N", default=256, help="sequences a step takes")
-    parser.add_argument("--chunked-prefill", action="store_true", help="decode first, prefill chunks fill the step")
+    parser.add_argument(
+        "--engine",
+        choices=tuple(ENGINE_PROFILES),
+        default="hwlib",
+        help="whose documented defaults set the four options below and the KV cache's memory (default: %(default)s)",
+    )
+    parser.add_argument("--max-batch-tokens", type=options.count, metavar="N", help="tokens a step takes")
+    parser.add_argument("--max-sequences", type=options.count, metavar="N", help="sequences a step takes")
+    parser.add_argument(
+        "--chunked-prefill", action=argparse.BooleanOptionalAction, help="decode first, prefill chunks fill the step"
+    )
     parser.add_argument(
         "--reserve-output",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
         help="admit a request only with cache room for its whole answer (TensorRT-LLM's GUARANTEED_NO_EVICT)",
     )
     parser.add_argument("--prefix-tokens", type=options.whole, metavar="N", default=0, help="shared prompt prefix")

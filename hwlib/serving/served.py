@@ -19,7 +19,7 @@ METRICS = ("ttft", "tpot", "latency")
 class SimulatedServing:
     """What a simulated engine did: per request its arrival, first token and finish (s), prompt and answer tokens;
     per step its end (s), new tokens and sequences; preemptions; with disaggregated pools each request's KV-cache
-    transfer (s). Chapter :ref:`ch-serving-many`."""
+    transfer (s); the engine profile whose defaults it ran (``EngineProfile.label``). Chapter :ref:`ch-serving-many`."""
 
     arrival_s: np.ndarray
     first_token_s: np.ndarray
@@ -32,6 +32,7 @@ class SimulatedServing:
     preemptions: int
     n_chips: int
     kv_transfer_s: np.ndarray | None = None
+    engine: str = ""
 
     @property
     def ttft_s(self) -> np.ndarray:

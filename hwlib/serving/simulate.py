@@ -25,12 +25,15 @@ Python loop runs over steps, numpy over the sequences of a step. Chapter :ref:`c
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, non_negative, one_of, positive, whole_count
 from hwlib.data import clusters
 from hwlib.data.records import Chip, Cluster, ModelShape, require
-from hwlib.efficiency import Efficiency
+from hwlib.data.serving_engines import ENGINE_PROFILES
+from hwlib.efficiency import Efficiency, require_efficiency
 from hwlib.precision import Precision, as_precision
 from hwlib.serving.engine import Engine, run
 from hwlib.serving.served import SimulatedServing
@@ -71,9 +74,9 @@ def simulate_serving(
     kv_dtype: str = "bf16",
     activation_dtype: str = "bf16",
     compute_dtype: str = "bf16",
-    max_batch_tokens: int = 8192,
-    max_sequences: int = 256,
-    chunked_prefill: bool = False,
+    max_batch_tokens: int | None = None,
+    max_sequences: int | None = None,
+    chunked_prefill: bool | None = None,
     block_tokens: int = 16,
     prefix_tokens: int = 0,
     prefix_hit_rate: float = 0.0,
@@ -85,7 +88,8 @@ def simulate_serving(
     seed: int = 0,
     precision: Precision | str | None = None,
     concurrency: int | None = None,
-    reserve_output: bool = False,
+    reserve_output: bool | None = None,
+    engine: str = "hwlib",
 ) -> SimulatedServing:
     """Serve ``n_requests`` requests of ``model`` on ``n_chips`` tensor-parallel chips of ``where`` and return what
     each request saw (see the module docstring for the engine). ``prompt_len`` and ``output_len`` are one length
@@ -102,10 +106,23 @@ def simulate_serving(
     ready at once): C arrive together, and each finish brings the next. ``reserve_output`` admits a request only
     while the cache holds its prompt and its whole answer, so that none is ever preempted (TensorRT-LLM's default
     capacity scheduler, ``GUARANTEED_NO_EVICT``: tensorrt_llm/llmapi/llm_args.py, ``SchedulerConfig``, commit
-    fcd3f316). Chapter :ref:`ch-serving-many`."""
+    fcd3f316).
+
+    ``engine`` (a key of ``hwlib.data.serving_engines.ENGINE_PROFILES``: "vllm", "sglang", "trtllm", or "hwlib", the
+    generic engine) sets what ``max_batch_tokens``, ``max_sequences``, ``chunked_prefill`` and ``reserve_output``
+    default to, and the KV cache's share of memory where ``efficiency.kv_fraction`` is unset, to that engine's
+    documented defaults on the chip (``EngineProfile``); the result names it (``SimulatedServing.engine``). Chapter
+    :ref:`ch-serving-many`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_requests", n_requests)
     one_of("estimate", estimate, ESTIMATES)
+    profile = ENGINE_PROFILES[one_of("engine", engine, ENGINE_PROFILES)]
+    chip = where.chip if isinstance(where, Cluster) else require(Chip, "where", where, "hw.chip('H100-SXM')")
+    tier = profile.tier(chip)
+    max_batch_tokens = tier.max_batch_tokens if max_batch_tokens is None else max_batch_tokens
+    max_sequences = tier.max_sequences if max_sequences is None else max_sequences
+    chunked_prefill = profile.chunked_prefill if chunked_prefill is None else chunked_prefill
+    reserve_output = profile.reserve_output if reserve_output is None else reserve_output
     for name, flag in (
         ("chunked_prefill", chunked_prefill),
         ("expert_parallel", expert_parallel),
@@ -139,17 +156,27 @@ def simulate_serving(
         activation_dtype=activation_dtype,
         compute_dtype=compute_dtype,
     )
-    options = dict(expert_parallel=expert_parallel, efficiency=efficiency, estimate=estimate)
     chips = whole_count("n_chips", n_chips)
     limits = (whole_count("max_sequences", max_sequences), whole_count("block_tokens", block_tokens))
+    given = require_efficiency(efficiency)
 
     def engine(size: int, chunked: bool, spec: Speculation | None) -> Engine:
+        share = given.kv_fraction
+        if share is None:
+            share = profile.kv_fraction(chip, size, float(model.weight_bytes(precision.weight_dtype)))
+            if share <= 0:
+                raise ValueError(
+                    f"{model.name}'s weights do not fit on {size} x {chip.label} with room for a KV cache "
+                    f"({profile.label})"
+                )
+        options = dict(expert_parallel=expert_parallel, efficiency=replace(given, kv_fraction=share), estimate=estimate)
         return Engine(model, where, size, precision, options, budget, *limits, chunked, spec, reserve_output)
 
     if prefill_chips is None:
-        return run(
+        served = run(
             engine(chips, chunked_prefill, speculation), arrival, prompts, answers, cached, rng, False, concurrency
         )
+        return replace(served, engine=profile.label)
     prefill = whole_count("prefill_chips", prefill_chips)
     if prefill >= chips:
         raise ValueError(f"prefill_chips={prefill} must leave decode chips out of n_chips={chips}")
@@ -180,6 +207,7 @@ def simulate_serving(
         preemptions=first.preemptions + then.preemptions,
         n_chips=chips,
         kv_transfer_s=transfer,
+        engine=profile.label,
     )
 
 
