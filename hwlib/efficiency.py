@@ -44,6 +44,8 @@ class Efficiency:
     all-reduce (s); ``elementwise_passes``: passes of training's
     elementwise kernels over the activations the matmuls move; ``unmodelled_share``: share of a training step's
     time outside every modelled term; ``layer_overhead_s``: seconds each layer adds to every serving step;
+    ``request_overhead_s``: seconds between a request's sending and its scheduling in a simulated server (its HTTP
+    request, tokenization and queueing in the front end, and its first token's way back);
     ``moe_layer_overhead_s``: seconds each MoE layer adds to a training step per micro-batch it runs forward and
     backward (routing, the token permutation's host synchronisation and small kernels); ``expert_overhead_s``: seconds
     each of a chip's local experts adds per MoE layer and micro-batch (its own GEMM and cast launches);
@@ -70,6 +72,7 @@ class Efficiency:
     unmodelled_share: Number | None = None
     layer_overhead_s: Number | None = None
     sequence_overhead_s: Number | None = None
+    request_overhead_s: Number | None = None
     moe_layer_overhead_s: Number | None = None
     expert_overhead_s: Number | None = None
     kv_fraction: Number | None = None
@@ -94,6 +97,7 @@ class Efficiency:
             unmodelled_share=0.0,
             layer_overhead_s=0.0,
             sequence_overhead_s=0.0,
+            request_overhead_s=0.0,
             moe_layer_overhead_s=0.0,
             expert_overhead_s=0.0,
             overlap_slowdown=0.0,
@@ -115,6 +119,7 @@ class Efficiency:
             "elementwise_passes",
             "layer_overhead_s",
             "sequence_overhead_s",
+            "request_overhead_s",
             "moe_layer_overhead_s",
             "expert_overhead_s",
         ):
@@ -262,6 +267,7 @@ class Resolved:
     unmodelled_share: Number
     layer_overhead_s: Number
     sequence_overhead_s: Number
+    request_overhead_s: Number
     moe_layer_overhead_s: Number
     expert_overhead_s: Number
     kv_fraction: Number
@@ -301,6 +307,7 @@ def resolve(chip: Chip, dtype: str, efficiency: Efficiency | None = None, n_chip
         unmodelled_share=pick(given.unmodelled_share, calibrated.UNMODELLED_SHARE.value),
         layer_overhead_s=pick(given.layer_overhead_s, calibrated.LAYER_OVERHEAD_S.value),
         sequence_overhead_s=pick(given.sequence_overhead_s, calibrated.SEQUENCE_OVERHEAD_S.value),
+        request_overhead_s=pick(given.request_overhead_s, calibrated.REQUEST_OVERHEAD_S.value),
         moe_layer_overhead_s=pick(given.moe_layer_overhead_s, calibrated.MOE_LAYER_OVERHEAD_S.value),
         expert_overhead_s=pick(given.expert_overhead_s, calibrated.EXPERT_OVERHEAD_S.value),
         kv_fraction=pick(given.kv_fraction, efficiencies.KV_CACHE_FRACTION.value),

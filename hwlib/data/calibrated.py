@@ -40,6 +40,20 @@ SEQUENCE_OVERHEAD_S = _FIT(
 )
 """Seconds each sequence adds to every serving step (fitted)."""
 
+REQUEST_OVERHEAD_S = cite(
+    "hwlib.serving.load_check.request_overhead_fit(): NIM's TensorRT-LLM runs of one client and 200-token prompts "
+    "(hwlib.data.concurrency_runs)",
+    "2026-12-06",
+)(
+    5.8e-3,
+    "s",
+    "fitted",
+    "Seconds between a request's sending and its scheduling, with its first token's way back: the median of the "
+    "measured time to first token less the simulated one over the closed-loop runs of one client and 200-token "
+    "prompts, where a prompt's prefill is short and no other request waits beside it.",
+)
+"""Seconds a simulated server takes between a request's sending and its scheduling (fitted)."""
+
 ELEMENTWISE_PASSES = _FIT(
     3.0,
     "1",

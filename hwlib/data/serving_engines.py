@@ -67,7 +67,7 @@ TENSORRT_LLM = EngineProfile(
     name="TensorRT-LLM",
     version="1.0",
     tiers=(EngineTier(0, 2048, 8192),),
-    chunked_prefill=False,
+    chunked_prefill=True,
     reserve_output=True,
     memory_rule="free",
     memory_fraction=0.9,
@@ -76,7 +76,10 @@ TENSORRT_LLM = EngineProfile(
     "GUARANTEED_NO_EVICT', KvCacheConfig free_gpu_memory_fraction 'Default is 90%'; tensorrt_llm/builder.py "
     "BuildConfig (commit 008b2b8d) 'max_batch_size: int = 2048', 'max_num_tokens: int = 8192'; "
     f"tensorrt_llm/commands/serve.py (commit 00209af1) takes BuildConfig's defaults ({_READ})",
-    note="The LLM API and trtllm-serve; trtllm-bench picks its own limits by a heuristic and is not this profile.",
+    note="The LLM API and trtllm-serve; trtllm-bench picks its own limits by a heuristic and is not this profile. "
+    "Without chunked context, in-flight batching still runs new prompts in the same iterations as the decodes "
+    "(simulated as chunked prefill, which may split a prompt at the token budget's edge where TensorRT-LLM would "
+    "hold it for the next iteration).",
 )
 """TensorRT-LLM's PyTorch backend (LLM API, trtllm-serve), 1.0."""
 
@@ -91,6 +94,8 @@ GENERIC = EngineProfile(
     memory_fraction=efficiencies.KV_CACHE_FRACTION.value,
     source="hwlib's own defaults: every prompt prefilled whole, 256 sequences and 8,192 tokens a step, and the KV "
     "cache at hw.data.efficiencies.KV_CACHE_FRACTION of the memory the weights leave",
+    note="The engine alone: no server front end's time per request.",
+    front_end=False,
 )
 """The simulator's defaults where no engine is named."""
 

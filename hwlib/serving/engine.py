@@ -188,19 +188,20 @@ class Engine:
         return self.target.decode_line(context)
 
 
-def run(
-    engine: Engine, arrival, prompts, answers, cached, rng, prefilled: bool = False, concurrency: int | None = None
-) -> SimulatedServing:
+def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False, concurrency=None, delay_s=0.0):
     """The engine's steps until every request has finished (see the module docstring).
 
     The running requests' state is one array, a column each in admission order: the request, its tokens to
     prefill (the prompt; after a preemption what it had generated too), its tokens prefilled (a prefix hit starts
     past the shared prefix), its tokens generated, and those a preemption folded into its prompt. ``prefilled``
     requests arrive with their prompt's cache and first token (a decode pool's). With ``concurrency`` C the clients
-    are a benchmark's closed loop: the first C requests arrive at once and each that finishes sends the next."""
+    are a benchmark's closed loop: the first C requests arrive at once and each that finishes sends the next. Each
+    request reaches the scheduler ``delay_s`` after it is sent (the server's work before it schedules it), and the
+    result's arrivals are the sends."""
     count = len(arrival)
+    arrival = np.asarray(arrival, dtype=float) + delay_s
     if concurrency is not None:
-        arrival = np.where(np.arange(count) < concurrency, 0.0, np.inf)
+        arrival = np.where(np.arange(count) < concurrency, delay_s, np.inf)
     issued = count if concurrency is None else min(concurrency, count)
     first, finish = np.full(count, np.nan), np.full(count, np.nan)
     waiting: deque[int] = deque()
@@ -370,14 +371,14 @@ def run(
             finish[ids[over]] = t
             sent = min(int(over.sum()), count - issued)  # each finished client's next request, now
             if sent:
-                arrival[issued : issued + sent] = t
+                arrival[issued : issued + sent] = t + delay_s
                 issued += sent
             kept = state[:, :n][:, ~over]
             n = kept.shape[1]
             state[:, :n] = kept
     counts = np.array(logged, dtype=np.int64).reshape(-1, 3)
     return SimulatedServing(
-        arrival_s=arrival,
+        arrival_s=arrival - delay_s,
         first_token_s=first,
         finish_s=finish,
         prompt_tokens=prompts,

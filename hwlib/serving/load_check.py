@@ -11,10 +11,11 @@ from __future__ import annotations
 import numpy as np
 
 from hwlib._checks import one_of, positive, whole_count
-from hwlib.data import chip, cluster, model
+from hwlib.data import chip, cluster, concurrency_runs, model
 from hwlib.data import load_measurements as measurements
 from hwlib.data.records import LoadRun, SpeculationRun, require
 from hwlib.data.request_traces import request_trace
+from hwlib.efficiency import Efficiency
 from hwlib.serving.served import SimulatedServing
 from hwlib.serving.simulate import ESTIMATES, simulate_serving
 from hwlib.serving.speculative import Speculation
@@ -197,6 +198,86 @@ def _row(run: LoadRun, metric: str, measured: float, forecast: float, at_share: 
         "error": forecast / measured - 1,
         "error_at_share": at_share / measured - 1,
     }
+
+
+CLOSED_LOOP_WAVES = 3
+"""Requests each client of a closed-loop run sends in its simulation (``concurrency_check``): enough for the first
+wave's all-at-once start to weigh a third."""
+CLOSED_LOOP_LEAST = 60
+"""The fewest requests a closed-loop run's simulation serves (few clients need more waves to settle)."""
+
+
+def concurrency_check(runs: object = None) -> object:
+    """Closed-loop runs (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them) simulated
+    as run: their clients (``concurrency``), lengths, tensor-parallel chips and precision, under their engine's
+    profile (``concurrency_runs.ENGINE``), each client sending ``CLOSED_LOOP_WAVES`` requests. The table gains the
+    forecast simulation's mean time to first token and between tokens (``ttft_s``, ``tpot_s``), their errors
+    (simulated over measured, minus 1), and the bounds: one prompt's prefill alone at the bound
+    (``ttft_bound_s``: no first token comes sooner) and the bound's simulation's mean time between tokens
+    (``tpot_bound_s``). Chapter :ref:`ch-serving-many`."""
+    table = concurrency_runs.concurrency_runs() if runs is None else runs.copy()
+    columns = {name: [] for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s")}
+    for run in table.itertuples():
+        key = (run.model, run.cluster, run.chips, run.precision, run.prompt_tokens, run.output_tokens, run.concurrency)
+        if key not in _CLOSED_LOOPS:
+            _CLOSED_LOOPS[key] = _closed_loop(*key)
+        for name, value in zip(columns, _CLOSED_LOOPS[key]):
+            columns[name].append(value)
+    for name, values in columns.items():
+        table[name] = values
+    table["ttft_error"] = table["ttft_s"] / table["ttft_mean_s"] - 1
+    table["tpot_error"] = table["tpot_s"] / table["itl_mean_s"] - 1
+    return table
+
+
+def _closed_loop(model_key, cluster_key, chips, precision, prompt, answer, clients) -> tuple[float, ...]:
+    where, served = cluster(cluster_key), model(model_key)
+    options = dict(
+        prompt_len=prompt,
+        output_len=answer,
+        n_requests=max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST),
+        concurrency=clients,
+        precision=precision,
+        engine=concurrency_runs.ENGINE,
+    )
+    forecast = simulate_serving(served, where, chips, **options)
+    bound = simulate_serving(served, where, chips, estimate="bound", **options)
+    alone = inference_step(served, where, 1, 0, prompt, chips, precision=precision)
+    return (
+        float(forecast.ttft_s.mean()),
+        float(forecast.tpot_s.mean()),
+        float(alone.time_s),
+        float(bound.tpot_s.mean()),
+    )
+
+
+_CLOSED_LOOPS: dict[tuple, tuple[float, ...]] = {}
+"""Each closed-loop run's simulated times, by its configuration, once simulated."""
+
+
+def request_overhead_fit() -> float:
+    """The seconds a server takes between a request's sending and its scheduling, as the closed-loop runs show it
+    where nothing else can: one client and 200-token prompts, whose prefill is short and whose request waits for no
+    other. The median of the measured time to first token less the simulated one without the overhead (the value
+    stored in ``calibrated.REQUEST_OVERHEAD_S``). Chapter :ref:`ch-serving-many`."""
+    runs = concurrency_runs.concurrency_runs()
+    runs = runs[(runs["concurrency"] == 1) & (runs["prompt_tokens"] == 200)]
+    gaps = []
+    for run in runs.itertuples():
+        simulated = simulate_serving(
+            model(run.model),
+            cluster(run.cluster),
+            run.chips,
+            prompt_len=run.prompt_tokens,
+            output_len=run.output_tokens,
+            n_requests=CLOSED_LOOP_LEAST,
+            concurrency=1,
+            precision=run.precision,
+            engine=concurrency_runs.ENGINE,
+            efficiency=Efficiency(request_overhead_s=0.0),
+        )
+        gaps.append(run.ttft_mean_s - float(simulated.ttft_s.mean()))
+    return float(np.median(gaps))
 
 
 def speculation_runs() -> tuple[SpeculationRun, ...]:

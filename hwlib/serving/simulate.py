@@ -33,7 +33,7 @@ from hwlib._checks import Number, as_real_array, non_negative, one_of, positive,
 from hwlib.data import clusters
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.data.serving_engines import ENGINE_PROFILES
-from hwlib.efficiency import Efficiency, require_efficiency
+from hwlib.efficiency import Efficiency, require_efficiency, resolve
 from hwlib.precision import Precision, as_precision
 from hwlib.serving.engine import Engine, run
 from hwlib.serving.served import SimulatedServing
@@ -111,8 +111,9 @@ def simulate_serving(
     ``engine`` (a key of ``hwlib.data.serving_engines.ENGINE_PROFILES``: "vllm", "sglang", "trtllm", or "hwlib", the
     generic engine) sets what ``max_batch_tokens``, ``max_sequences``, ``chunked_prefill`` and ``reserve_output``
     default to, and the KV cache's share of memory where ``efficiency.kv_fraction`` is unset, to that engine's
-    documented defaults on the chip (``EngineProfile``); the result names it (``SimulatedServing.engine``). Chapter
-    :ref:`ch-serving-many`."""
+    documented defaults on the chip (``EngineProfile``); but for the generic engine, which is the engine alone, the
+    forecast adds a server front end's time per request before the engine sees it (``Efficiency.request_overhead_s``).
+    The result names the profile (``SimulatedServing.engine``). Chapter :ref:`ch-serving-many`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_requests", n_requests)
     one_of("estimate", estimate, ESTIMATES)
@@ -159,6 +160,9 @@ def simulate_serving(
     chips = whole_count("n_chips", n_chips)
     limits = (whole_count("max_sequences", max_sequences), whole_count("block_tokens", block_tokens))
     given = require_efficiency(efficiency)
+    front_end = given.request_overhead_s is not None or profile.front_end
+    overhead = float(resolve(chip, precision.compute_dtype, given).request_overhead_s)
+    delay = overhead if estimate == "forecast" and front_end else 0.0
 
     def engine(size: int, chunked: bool, spec: Speculation | None) -> Engine:
         share = given.kv_fraction
@@ -174,13 +178,23 @@ def simulate_serving(
 
     if prefill_chips is None:
         served = run(
-            engine(chips, chunked_prefill, speculation), arrival, prompts, answers, cached, rng, False, concurrency
+            engine(chips, chunked_prefill, speculation),
+            arrival,
+            prompts,
+            answers,
+            cached,
+            rng,
+            False,
+            concurrency,
+            delay,
         )
         return replace(served, engine=profile.label)
     prefill = whole_count("prefill_chips", prefill_chips)
     if prefill >= chips:
         raise ValueError(f"prefill_chips={prefill} must leave decode chips out of n_chips={chips}")
-    first = run(engine(prefill, False, None), arrival, prompts, np.ones(count, dtype=np.int64), cached, rng)
+    first = run(
+        engine(prefill, False, None), arrival, prompts, np.ones(count, dtype=np.int64), cached, rng, False, None, delay
+    )
     moved = model.kv_bytes(prompts, precision.kv_dtype)
     transfer = _transfer_s(where, chips, min(prefill, chips - prefill), moved)
     ready = first.first_token_s + transfer

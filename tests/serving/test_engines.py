@@ -47,22 +47,29 @@ def test_each_engine_gives_its_cache_its_own_share_of_memory():
 
 
 def test_simulate_serving_runs_an_engines_defaults_and_names_them():
+    no_front_end = hw.Efficiency(request_overhead_s=0.0)  # the generic engine has none
     common = dict(prompt_len=1024, output_len=64, n_requests=64, concurrency=32, precision="fp8")
-    vllm = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="vllm", **common)
+    named = dict(common, efficiency=no_front_end)
+    vllm = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="vllm", **named)
     assert vllm.engine == "vLLM 0.11.0 defaults"
     chunked = hw.simulate_serving(
         LLAMA70, hw.cluster("hgx-h100-ndr"), 8, max_sequences=1024, chunked_prefill=True, **common
     )
     assert chunked.engine == "hwlib's generic engine"
     assert (vllm.step_tokens == chunked.step_tokens).all()  # the same schedule: vLLM's limits and chunking
-    trt = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="trtllm", **common)
+    sglang = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="sglang", **named)
     whole = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, max_sequences=2048, **common)
-    assert trt.engine == "TensorRT-LLM 1.0 defaults" and (trt.step_tokens == whole.step_tokens).all()
-    assert trt.percentile("ttft", 50) > vllm.percentile("ttft", 50)  # whole prompts wait for their own steps
-    unchunked = hw.simulate_serving(
-        LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="vllm", chunked_prefill=False, **common
+    assert sglang.engine == "SGLang 0.5.3 defaults" and (sglang.step_tokens == whole.step_tokens).all()
+    assert sglang.percentile("ttft", 50) > vllm.percentile("ttft", 50)  # prompts wait for steps of their own
+    trt = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="trtllm", **named)
+    mixed = hw.simulate_serving(
+        LLAMA70, hw.cluster("hgx-h100-ndr"), 8, max_sequences=2048, chunked_prefill=True, reserve_output=True, **common
     )
-    assert (unchunked.step_tokens == whole.step_tokens).all()  # an explicit option beats the profile
+    assert trt.engine == "TensorRT-LLM 1.0 defaults" and (trt.step_tokens == mixed.step_tokens).all()
+    unchunked = hw.simulate_serving(
+        LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="vllm", chunked_prefill=False, max_sequences=2048, **named
+    )
+    assert (unchunked.step_tokens == whole.step_tokens).all()  # explicit options beat the profile
 
 
 def test_an_engines_cache_share_sets_when_requests_must_wait():
@@ -91,3 +98,19 @@ def test_every_profile_cites_its_source_and_version():
     for key, profile in ENGINE_PROFILES.items():
         assert isinstance(profile, EngineProfile) and profile.key == key and profile.source
         assert profile.version or key == "hwlib"
+
+
+def test_a_named_engine_adds_its_front_ends_time_to_each_request():
+    overhead = hw.data.calibrated.REQUEST_OVERHEAD_S.value
+    alone = dict(prompt_len=512, output_len=16, n_requests=8, concurrency=1)
+    engine = hw.simulate_serving(LLAMA8, H100, **alone)
+    server = hw.simulate_serving(LLAMA8, H100, engine="vllm", **alone)
+    assert server.ttft_s == pytest.approx(engine.ttft_s + overhead)  # one client: the engine waits for nothing else
+    assert server.latency_s == pytest.approx(engine.latency_s + overhead)
+    given = hw.simulate_serving(LLAMA8, H100, efficiency=hw.Efficiency(request_overhead_s=0.02), **alone)
+    assert given.ttft_s == pytest.approx(engine.ttft_s + 0.02)  # an explicit overhead applies to any engine
+    bound = hw.simulate_serving(LLAMA8, H100, engine="vllm", estimate="bound", **alone)
+    unbounded = hw.simulate_serving(LLAMA8, H100, estimate="bound", **alone)
+    assert bound.ttft_s == pytest.approx(unbounded.ttft_s)  # the bound has no front end
+    with pytest.raises(ValueError, match="request_overhead_s"):
+        hw.Efficiency(request_overhead_s=-1e-3)

@@ -141,3 +141,42 @@ def test_the_tables_show_each_measured_number_beside_the_simulation():
     for table_of in (hw.viz.load_check_table, hw.viz.load_sources_table):
         with pytest.raises(TypeError, match="LoadRun records"):
             table_of(["sglang"])
+
+
+def test_the_closed_loop_runs_read_as_their_file_states():
+    from hwlib.data.concurrency_runs import RUNS_FILE, concurrency_runs
+
+    runs = concurrency_runs()
+    assert len(runs) == 787 and not runs.isna().any().any()
+    assert set(runs["model"]) == {"llama-3-8b", "llama-3-70b"} and set(runs["precision"]) <= set(hw.PRECISIONS)
+    assert set(runs["concurrency"]) == {1, 2, 5, 10, 25, 50, 100, 150, 200, 250}
+    first = RUNS_FILE.read_text().splitlines()[1].split(",")
+    assert first[0] == "meta-llama3-8b-instruct" and float(first[11]) * 1e-9 == pytest.approx(runs["ttft_mean_s"][0])
+
+
+def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
+    from hwlib.data.concurrency_runs import concurrency_runs
+
+    runs = concurrency_runs()
+    some = runs[runs["concurrency"].isin([1, 50, 250])].groupby(["model", "chips"]).head(2)
+    table = check.concurrency_check(some)
+    assert len(table) == len(some) and (table["ttft_mean_s"] >= table["ttft_bound_s"]).all()
+    assert (table["itl_mean_s"] >= table["tpot_bound_s"]).all() and (table["ttft_s"] > table["ttft_bound_s"]).all()
+    row = table.iloc[0]
+    simulated = hw.simulate_serving(
+        hw.model(row["model"]),
+        hw.cluster(row["cluster"]),
+        int(row["chips"]),
+        prompt_len=int(row["prompt_tokens"]),
+        output_len=int(row["output_tokens"]),
+        n_requests=max(check.CLOSED_LOOP_WAVES * int(row["concurrency"]), check.CLOSED_LOOP_LEAST),
+        concurrency=int(row["concurrency"]),
+        precision=row["precision"],
+        engine="trtllm",
+    )
+    assert row["ttft_s"] == pytest.approx(simulated.ttft_s.mean())
+    assert row["ttft_error"] == pytest.approx(row["ttft_s"] / row["ttft_mean_s"] - 1)
+
+
+def test_the_stored_request_overhead_is_its_fit():
+    assert check.request_overhead_fit() == pytest.approx(hw.data.calibrated.REQUEST_OVERHEAD_S.value, abs=5e-5)

@@ -33,8 +33,9 @@ class EngineProfile:
     """A serving engine's defaults at one ``version``: its ``tiers`` (the first that the chip matches applies), whether
     prompts are prefilled in chunks beside the decodes (``chunked_prefill``; else a step that takes prompts decodes
     nothing), whether it admits a request only with room for its whole answer (``reserve_output``), and its cache's
-    ``memory_rule`` (``MEMORY_RULES``) and ``memory_fraction``. ``source``: where each default is read (file, line,
-    commit); ``note``: what the simulation does not follow."""
+    ``memory_rule`` (``MEMORY_RULES``) and ``memory_fraction``, and whether it stands for a whole server whose front
+    end takes its time per request before the engine schedules it (``front_end``: ``Efficiency.request_overhead_s``).
+    ``source``: where each default is read (file, line, commit); ``note``: what the simulation does not follow."""
 
     key: str
     name: str
@@ -46,6 +47,7 @@ class EngineProfile:
     memory_fraction: float
     source: str
     note: str = ""
+    front_end: bool = True
 
     def __post_init__(self) -> None:
         if self.memory_rule not in MEMORY_RULES:
