@@ -832,3 +832,14 @@ def test_simulate_runs_an_engines_defaults_and_names_them():
     assert plain["inputs"]["engine"] == "hwlib" and plain["inputs"]["max_sequences"] == 256
     bad = cli(*base, "--engine", "tgi")
     assert bad.returncode == 2 and "invalid choice: 'tgi'" in bad.stderr
+
+
+def test_simulate_finds_the_most_clients_within_the_targets():
+    base = ("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--engine", "vllm", "--requests", "60")
+    found = json.loads(ok(*base, "--ttft-ms", "300", "--tpot-ms", "50", "--max-concurrency", "--json"))
+    most = found["max_concurrency"]
+    assert most > 1 and found["inputs"]["concurrency"] == most and found["inputs"]["max_concurrency"] is True
+    none = ok(*base, "--ttft-ms", "0.1", "--tpot-ms", "50", "--max-concurrency")
+    assert "most clients  none: even one alone" in none and "not even one does" in " ".join(none.split())
+    bad = cli(*base, "--max-concurrency", "--tpot-ms", "50")
+    assert bad.returncode != 0 and "--max-concurrency needs --ttft-ms and --tpot-ms" in bad.stderr

@@ -10,7 +10,7 @@ from hwlib.cli.options import load_efficiency, load_model
 from hwlib.cli.report import Report, Table, add_band, rate, seconds
 from hwlib.data.request_traces import TRACES
 from hwlib.data.serving_engines import ENGINE_PROFILES
-from hwlib.serving.max_rate import MaxArrivalRate, max_arrival_rate
+from hwlib.serving.max_rate import MaxArrivalRate, MaxConcurrency, max_arrival_rate, max_concurrency
 
 PERCENTILES = (50, 90, 99)
 """The percentiles ``hwlib simulate`` prints."""
@@ -144,7 +144,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
         estimate=args.estimate,
         seed=args.seed,
     )
-    found = None
+    found = report_most = None
     if args.concurrency is not None:
         if args.rate is not None or args.max_rate:
             raise ValueError("--concurrency sets the arrivals itself: drop --rate and --max-rate")
@@ -158,11 +158,23 @@ def run_simulate(args: argparse.Namespace) -> Report:
         given = {} if args.percentile is None else {"percentile": args.percentile}
         found = max_arrival_rate(model, where, args.chips, ttft_s=ttft, tpot_s=tpot, **given, **searched, **common)
         workload["arrival_rate_per_s"] = found.arrival_rate_per_s
+    elif args.max_concurrency:
+        if args.ttft_ms is None or args.tpot_ms is None:
+            raise ValueError("--max-concurrency needs --ttft-ms and --tpot-ms, the targets the clients must meet")
+        if args.rate is not None or args.concurrency is not None or args.trace:
+            raise ValueError("--max-concurrency searches the clients itself: drop --rate, --concurrency and --trace")
+        searched = {name: value for name, value in workload.items() if name in ("prompt_len", "output_len")}
+        given = {} if args.percentile is None else {"percentile": args.percentile}
+        most = max_concurrency(model, where, args.chips, ttft_s=ttft, tpot_s=tpot, **given, **searched, **common)
+        args.concurrency = workload["concurrency"] = most.concurrency or None
+        report_most = most
     elif args.percentile is not None:
-        raise ValueError("--percentile is the percentile --max-rate meets the targets at: add --max-rate")
+        raise ValueError("--percentile is the percentile --max-rate or --max-concurrency meets the targets at")
     arrival_rate = workload.get("arrival_rate_per_s")
     arrivals = (
-        f"from {args.concurrency:,} closed-loop clients, each sending its next request when its last one ends"
+        "from as many closed-loop clients as meet the targets: not even one does"
+        if report_most is not None and not report_most.concurrency
+        else f"from {args.concurrency:,} closed-loop clients, each sending its next request when its last one ends"
         if args.concurrency is not None
         else "at the highest Poisson rate that meets the targets"
         if found is not None
@@ -199,6 +211,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
             "ttft_target_s": None if args.ttft_ms is None else ttft,
             "tpot_target_s": None if args.tpot_ms is None else tpot,
             "max_rate": args.max_rate,
+            "max_concurrency": args.max_concurrency,
             "percentile": None if found is None else found.percentile,
             "seed": args.seed,
         },
@@ -206,6 +219,10 @@ def run_simulate(args: argparse.Namespace) -> Report:
     )
     if found is not None:
         _max_rate_fields(report.fields(), found, ttft, tpot, workload["n_requests"], args.seed)
+    if report_most is not None:
+        _max_concurrency_fields(report.fields(), report_most, ttft, tpot)
+        if not report_most.concurrency:
+            return report
     table = report.table("percentiles", ("", *(f"p{q}" for q in PERCENTILES)))
     if found is not None and not found.arrival_rate_per_s:
         return report
@@ -237,6 +254,24 @@ def run_simulate(args: argparse.Namespace) -> Report:
         "within the targets over the run's span, first arrival to last finish, as requests/s counts them)"
     )
     return report
+
+
+def _max_concurrency_fields(fields: Table, most: MaxConcurrency, ttft_s: float, tpot_s: float) -> None:
+    """The most closed-loop clients that meet the targets and how the search found them."""
+    reached = (
+        f"p{most.percentile:g} time to first token {seconds(most.ttft_percentile_s)} (target {seconds(ttft_s)}), "
+        f"per output token {seconds(most.tpot_percentile_s)} (target {seconds(tpot_s)})"
+    )
+    shown = f"none: even one alone, {reached}" if not most.concurrency else f"{most.concurrency:,}: {reached}"
+    fields.add(
+        ("most clients", shown),
+        {
+            "max_concurrency": most.concurrency,
+            "ttft_at_max_concurrency_s": most.ttft_percentile_s,
+            "tpot_at_max_concurrency_s": most.tpot_percentile_s,
+        },
+    )
+    fields.add(("search", f"{most.n_simulations} simulations"), {"n_simulations": most.n_simulations})
 
 
 def _max_rate_fields(
@@ -342,7 +377,12 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
         help="find the highest Poisson rate whose percentiles meet --ttft-ms and --tpot-ms, and run it",
     )
     parser.add_argument(
-        "--percentile", type=float, metavar="P", help="the percentile --max-rate holds to the targets (default: 99)"
+        "--max-concurrency",
+        action="store_true",
+        help="find the most closed-loop clients whose percentiles meet --ttft-ms and --tpot-ms, and run them",
+    )
+    parser.add_argument(
+        "--percentile", type=float, metavar="P", help="the percentile the search holds to the targets (default: 99)"
     )
     parser.add_argument("--estimate", choices=("forecast", "bound"), default="forecast", help="price steps at")
     parser.add_argument("--seed", type=options.whole, metavar="N", default=0, help="random seed (default: 0)")

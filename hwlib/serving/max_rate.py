@@ -1,7 +1,7 @@
-"""The highest arrival rate a simulated engine serves within latency targets: the rate of Poisson arrivals at which
-the ``percentile``-th percentiles of the time to first token and per output token still meet their targets, found
-by simulating (``hw.simulate_serving``) at rates bracketed by doubling or halving and then bisected. Chapter
-:ref:`ch-serving-many`.
+"""The highest load a simulated engine serves within latency targets: the rate of Poisson arrivals, or the number of
+closed-loop clients, at which the ``percentile``-th percentiles of the time to first token and per output token
+still meet their targets, found by simulating (``hw.simulate_serving``) at loads bracketed by doubling or halving
+and then bisected. Chapter :ref:`ch-serving-many`.
 """
 
 from __future__ import annotations
@@ -41,6 +41,19 @@ def _seed(seed: object) -> int:
     return int(as_real_array("seed", seed, minimum=0.0, integral=True))
 
 
+def _targets(ttft_s: float, tpot_s: float, percentile: float) -> tuple[dict, float]:
+    """The targets (s; inf: none, but not both) and the percentile (0-100], checked."""
+    targets = {
+        name: float(positive(name, value, allow_inf=True)) for name, value in (("ttft_s", ttft_s), ("tpot_s", tpot_s))
+    }
+    if not any(map(math.isfinite, targets.values())):
+        raise ValueError("ttft_s and tpot_s are both inf: give at least one finite target (s)")
+    level = float(positive("percentile", percentile))
+    if level > 100:
+        raise ValueError(f"percentile must be in (0, 100], got {describe(percentile)}")
+    return targets, level
+
+
 def max_arrival_rate(
     model: ModelShape,
     where: Chip | Cluster,
@@ -67,14 +80,7 @@ def max_arrival_rate(
     few requests that happen to collide set a tail), so a higher rate may meet them again. Past the engine's
     capacity they grow with the run's length, so a longer run lowers the answer towards the capacity.
     Chapter :ref:`ch-serving-many`."""
-    targets = {
-        name: float(positive(name, value, allow_inf=True)) for name, value in (("ttft_s", ttft_s), ("tpot_s", tpot_s))
-    }
-    if not any(map(math.isfinite, targets.values())):
-        raise ValueError("ttft_s and tpot_s are both inf: give at least one finite target (s)")
-    level = float(positive("percentile", percentile))
-    if level > 100:
-        raise ValueError(f"percentile must be in (0, 100], got {describe(percentile)}")
+    targets, level = _targets(ttft_s, tpot_s, percentile)
     tolerance = float(positive("rel_tol", rel_tol))
     if tolerance >= 1:
         raise ValueError(f"rel_tol must be in (0, 1), got {describe(rel_tol)}")
@@ -113,5 +119,78 @@ def max_arrival_rate(
             low, high = low / 2, low
     while high - low > tolerance * low:
         middle = math.sqrt(low * high)
+        low, high = (middle, high) if meets(middle) else (low, middle)
+    return answer(low, low)
+
+
+MOST_CLIENTS = 4096
+"""The most closed-loop clients ``max_concurrency`` tries: more than any engine profile runs at once."""
+CLIENT_WAVES = 3
+"""Requests each client sends in ``max_concurrency``'s simulations."""
+
+
+@dataclass(frozen=True)
+class MaxConcurrency:
+    """The most closed-loop clients whose requests meet the targets (0: not even one; ``most`` where even that many
+    do); the ``percentile``-th percentiles of the time to first token and per output token reached there (s; with
+    0, those of one client) and the output tokens/s; the simulations run. Chapter :ref:`ch-serving-many`."""
+
+    concurrency: int
+    ttft_percentile_s: float
+    tpot_percentile_s: float
+    output_tokens_per_s: float
+    percentile: float
+    n_simulations: int
+
+
+def max_concurrency(
+    model: ModelShape,
+    where: Chip | Cluster,
+    n_chips: int = 1,
+    *,
+    ttft_s: float,
+    tpot_s: float,
+    percentile: float = 99.0,
+    waves: int = CLIENT_WAVES,
+    most: int = MOST_CLIENTS,
+    seed: int = 0,
+    **options: object,
+) -> MaxConcurrency:
+    """The most clients of a benchmark's closed loop (``simulate_serving(concurrency=C)``, each client sending
+    ``waves`` requests) whose ``percentile``-th percentiles of the time to first token and per output token meet
+    ``ttft_s`` and ``tpot_s`` (s; inf: no target, but one must be finite): the twin of ``max_arrival_rate`` for
+    the load benchmarks report, ``--max-concurrency`` in vLLM's and SGLang's scripts. ``options`` go to
+    ``simulate_serving``, all but the load. Doubles from one client until the targets are missed (or ``most``
+    clients meet them), then bisects the whole numbers between. Chapter :ref:`ch-serving-many`."""
+    targets, level = _targets(ttft_s, tpot_s, percentile)
+    for name in ("arrival_rate_per_s", "arrivals_s", "concurrency", "n_requests"):
+        if name in options:
+            raise TypeError(f"max_concurrency sets the load itself: drop {name}={describe(options[name])}")
+    rounds = int(positive("waves", waves, integral=True))
+    ceiling = int(positive("most", most, integral=True))
+    reached: dict[int, tuple[float, float, float]] = {}
+
+    def meets(clients: int) -> bool:
+        if clients not in reached:
+            run = simulate_serving(
+                model, where, n_chips, concurrency=clients, n_requests=rounds * clients, seed=_seed(seed), **options
+            )
+            reached[clients] = (run.percentile("ttft", level), run.percentile("tpot", level), run.output_tokens_per_s)
+        ttft, tpot, _ = reached[clients]
+        return ttft <= targets["ttft_s"] and tpot <= targets["tpot_s"]
+
+    def answer(clients: int, at: int) -> MaxConcurrency:
+        return MaxConcurrency(clients, *reached[at], level, len(reached))
+
+    if not meets(1):
+        return answer(0, 1)
+    low = 1
+    while low < ceiling and meets(min(2 * low, ceiling)):
+        low = min(2 * low, ceiling)
+    if low == ceiling:
+        return answer(ceiling, ceiling)
+    high = min(2 * low, ceiling)
+    while high - low > 1:
+        middle = (low + high) // 2
         low, high = (middle, high) if meets(middle) else (low, middle)
     return answer(low, low)

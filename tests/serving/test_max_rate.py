@@ -72,3 +72,26 @@ def test_targets_every_rate_meets_give_inf_and_targets_none_meets_give_zero():
 def test_bad_input_is_named(options, error, words):
     with pytest.raises(error, match=words):
         max_arrival_rate(LLAMA8, H100, **{**SMALL, **options})
+
+
+def test_max_concurrency_is_the_most_clients_that_meet_the_targets():
+    from hwlib.serving.max_rate import max_concurrency
+
+    model, chip = hw.model("llama-3-8b"), hw.chip("H100-SXM")
+    lengths = dict(prompt_len=1024, output_len=128, engine="vllm")
+    most = max_concurrency(model, chip, ttft_s=0.3, tpot_s=0.05, **lengths)
+    assert most.concurrency > 1 and most.ttft_percentile_s <= 0.3 and most.tpot_percentile_s <= 0.05
+
+    def p99(clients):
+        run = hw.simulate_serving(model, chip, concurrency=clients, n_requests=3 * clients, **lengths)
+        return run.percentile("ttft", 99), run.percentile("tpot", 99)
+
+    assert p99(most.concurrency) == pytest.approx((most.ttft_percentile_s, most.tpot_percentile_s))
+    ttft, tpot = p99(most.concurrency + 1)
+    assert ttft > 0.3 or tpot > 0.05  # one client more misses a target
+    assert max_concurrency(model, chip, ttft_s=1e-4, tpot_s=0.05, **lengths).concurrency == 0
+    assert max_concurrency(model, chip, ttft_s=60.0, tpot_s=1.0, most=16, **lengths).concurrency == 16
+    with pytest.raises(TypeError, match="max_concurrency sets the load itself: drop concurrency"):
+        max_concurrency(model, chip, ttft_s=0.3, tpot_s=0.05, concurrency=4)
+    with pytest.raises(ValueError, match="both inf"):
+        max_concurrency(model, chip, ttft_s=float("inf"), tpot_s=float("inf"))
