@@ -257,11 +257,11 @@ _CLOSED_LOOPS: dict[tuple, tuple[float, ...]] = {}
 
 def request_overhead_fit() -> float:
     """The seconds a server takes between a request's sending and its scheduling, as the closed-loop runs show it
-    where nothing else can: one client and 200-token prompts, whose prefill is short and whose request waits for no
-    other. The median of the measured time to first token less the simulated one without the overhead (the value
-    stored in ``calibrated.REQUEST_OVERHEAD_S``). Chapter :ref:`ch-serving-many`."""
+    where nothing else can: one client and the shortest prompts (200 tokens), whose prefill is short and whose
+    request waits for no other. The median of the measured time to first token less the simulated one without the
+    overhead (the value stored in ``calibrated.REQUEST_OVERHEAD_S``). Chapter :ref:`ch-serving-many`."""
     runs = concurrency_runs.concurrency_runs()
-    runs = runs[(runs["concurrency"] == 1) & (runs["prompt_tokens"] == 200)]
+    runs = runs[(runs["concurrency"] == 1) & (runs["prompt_tokens"] == runs["prompt_tokens"].min())]
     gaps = []
     for run in runs.itertuples():
         simulated = simulate_serving(
