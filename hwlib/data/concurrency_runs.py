@@ -1,6 +1,7 @@
 """Closed-loop serving benchmarks: NVIDIA NIM (its TensorRT-LLM backend) serving Llama 3 8B and 70B on DGX A100 and
-DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset, which only a
-third-party copy holds (``load_runs/README.md``). Chapter :ref:`ch-serving-many`.
+DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset; and SemiAnalysis
+InferenceX's DeepSeek-R1 on one node of H200s, B200s or MI300Xs under SGLang and TensorRT-LLM. Both are found only in
+third-party copies (``load_runs/README.md``). Chapter :ref:`ch-serving-many`.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from pathlib import Path
 from hwlib.data.records import cite
 
 RUNS_FILE = Path(__file__).with_name("load_runs") / "nim_dli.csv"
+INFERENCEX_FILE = Path(__file__).with_name("load_runs") / "inferencex_dsr1.csv"
 SOURCE = cite(
     "NVIDIA Deep Learning Institute, 'Sizing LLM inference systems' course dataset nim.csv (NIM with its "
     "TensorRT-LLM backend, GenAI-Perf), as redistributed in github.com/wbing520/ai-performance-engineering, "
@@ -17,34 +19,67 @@ SOURCE = cite(
     "copy, no NVIDIA page holds it",
     "2026-12-06",
 )
-"""Where the runs come from."""
-ENGINE = "trtllm"
-"""The engine profile the runs are simulated with: NIM's TensorRT-LLM backend ('NIM_TRT-LLM')."""
+"""Where the NIM runs come from."""
+INFERENCEX_SOURCE = cite(
+    "SemiAnalysis InferenceX results, the dashboard's API snapshot packages/app/cypress/fixtures/api/benchmarks.json "
+    "in github.com/vngcloud/InferenceX-app, commit 7fe6d62a (file changed at 528c4146, 2026-06-14): a third-party "
+    "copy of a test fixture; the client's settings from SemiAnalysisAI/InferenceX, commit 843c6254",
+    "2026-12-06",
+)
+"""Where the InferenceX runs come from."""
+SOURCES = ("NVIDIA DLI (NIM)", "SemiAnalysis InferenceX")
+"""The publishers, as the table's ``source`` column names them."""
+INFERENCEX_RANGE = 0.8
+"""The shortest length InferenceX's client draws, as a share of the stated one (``--random-range-ratio 0.8``)."""
 _MODELS = {"meta-llama3-8b-instruct": "llama-3-8b", "meta-llama3-70b-instruct": "llama-3-70b"}
 _CLUSTERS = {"A100-SXM4-80GB": "hgx-a100-hdr", "H100_80GB_HBM3": "hgx-h100-ndr"}
+_IX_CLUSTERS = {"h200": "hgx-h200-ndr", "b200": "hgx-b200-ndr", "mi300x": "mi300x-node"}
+_IX_ENGINES = {"sglang": "sglang", "trt": "trtllm"}
 _NS = 1e-9
 
 
 def concurrency_runs() -> object:
-    """The runs as a table, one row each: model and cluster keys, tensor-parallel chips, precision (a key of
-    ``hw.PRECISIONS``), prompt and answer tokens, clients, and the measured mean and p95 time to first token and
-    between tokens (s) and output tokens/s. Chapter :ref:`ch-serving-many`."""
+    """The runs as a table, one row each: the publisher (``source``, one of ``SOURCES``), the engine profile
+    (``hwlib.data.serving_engines``), model and cluster keys, tensor-parallel chips, whether the experts are split by
+    expert parallelism, precision (a key of ``hw.PRECISIONS``), prompt and answer tokens and the shortest share of
+    them the client draws (``length_low``: 1 for fixed lengths), clients, and the measured mean time to first token
+    and per output token after it (s). Chapter :ref:`ch-serving-many`."""
     import pandas as pd
 
     raw = pd.read_csv(RUNS_FILE)
-    return pd.DataFrame(
+    nim = pd.DataFrame(
         {
+            "source": SOURCES[0],
+            "engine": "trtllm",
             "model": raw["task_inputs-model"].map(_MODELS),
             "cluster": raw["task_inputs-GPU"].map(_CLUSTERS),
             "chips": raw["task_inputs-n_gpus"].astype(int),
+            "expert_parallel": False,
             "precision": raw["task_inputs-precision"],
             "prompt_tokens": raw["input_config-synthetic_input_tokens_mean"].astype(int),
             "output_tokens": raw["input_config-output_tokens_mean"].astype(int),
+            "length_low": 1.0,
             "concurrency": raw["input_config-concurrency"].astype(int),
             "ttft_mean_s": raw["time_to_first_token-avg"] * _NS,
-            "ttft_p95_s": raw["time_to_first_token-p95"] * _NS,
-            "itl_mean_s": raw["inter_token_latency-avg"] * _NS,
-            "itl_p95_s": raw["inter_token_latency-p95"] * _NS,
-            "output_tokens_per_s": raw["output_token_throughput-avg"],
+            "tpot_mean_s": raw["inter_token_latency-avg"] * _NS,
         }
     )
+    ix = pd.read_csv(INFERENCEX_FILE)
+    inferencex = pd.DataFrame(
+        {
+            "source": SOURCES[1],
+            "engine": ix["framework"].map(_IX_ENGINES),
+            "model": "deepseek-v3",
+            "cluster": ix["hardware"].map(_IX_CLUSTERS),
+            "chips": ix["tp"].astype(int),
+            "expert_parallel": ix["ep"] > 1,
+            "precision": ix["precision"],
+            "prompt_tokens": ix["isl"].astype(int),
+            "output_tokens": ix["osl"].astype(int),
+            "length_low": INFERENCEX_RANGE,
+            "concurrency": ix["conc"].astype(int),
+            "ttft_mean_s": ix["mean_ttft"],
+            "tpot_mean_s": ix["mean_tpot"],
+        }
+    )
+    return pd.concat([nim, inferencex], ignore_index=True)

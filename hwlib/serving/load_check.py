@@ -209,16 +209,29 @@ CLOSED_LOOP_LEAST = 60
 
 def concurrency_check(runs: object = None) -> object:
     """Closed-loop runs (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them) simulated
-    as run: their clients (``concurrency``), lengths, tensor-parallel chips and precision, under their engine's
-    profile (``concurrency_runs.ENGINE``), each client sending ``CLOSED_LOOP_WAVES`` requests. The table gains the
-    forecast simulation's mean time to first token and between tokens (``ttft_s``, ``tpot_s``), their errors
-    (simulated over measured, minus 1), and the bounds: one prompt's prefill alone at the bound
-    (``ttft_bound_s``: no first token comes sooner) and the bound's simulation's mean time between tokens
-    (``tpot_bound_s``). Chapter :ref:`ch-serving-many`."""
+    as run: their clients (``concurrency``), lengths (drawn uniformly between ``length_low`` of the stated ones and
+    the stated ones, with a fixed seed), tensor-parallel chips, expert parallelism and precision, under their
+    engine's profile, each client sending ``CLOSED_LOOP_WAVES`` requests. The table gains the forecast
+    simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors (simulated
+    over measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound (``ttft_bound_s``: no
+    first token comes sooner) and the bound's simulation's mean time per output token (``tpot_bound_s``); all NaN
+    for a run whose weights leave its engine's default share of memory no cache (its recipe set another). Chapter
+    :ref:`ch-serving-many`."""
     table = concurrency_runs.concurrency_runs() if runs is None else runs.copy()
     columns = {name: [] for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s")}
     for run in table.itertuples():
-        key = (run.model, run.cluster, run.chips, run.precision, run.prompt_tokens, run.output_tokens, run.concurrency)
+        key = (
+            run.engine,
+            run.model,
+            run.cluster,
+            run.chips,
+            bool(run.expert_parallel),
+            run.precision,
+            run.prompt_tokens,
+            run.output_tokens,
+            run.length_low,
+            run.concurrency,
+        )
         if key not in _CLOSED_LOOPS:
             _CLOSED_LOOPS[key] = _closed_loop(*key)
         for name, value in zip(columns, _CLOSED_LOOPS[key]):
@@ -226,23 +239,34 @@ def concurrency_check(runs: object = None) -> object:
     for name, values in columns.items():
         table[name] = values
     table["ttft_error"] = table["ttft_s"] / table["ttft_mean_s"] - 1
-    table["tpot_error"] = table["tpot_s"] / table["itl_mean_s"] - 1
+    table["tpot_error"] = table["tpot_s"] / table["tpot_mean_s"] - 1
     return table
 
 
-def _closed_loop(model_key, cluster_key, chips, precision, prompt, answer, clients) -> tuple[float, ...]:
+def _closed_loop(engine, model_key, cluster_key, chips, expert_parallel, precision, prompt, answer, low, clients):
     where, served = cluster(cluster_key), model(model_key)
+    count = max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST)
+    rng = np.random.default_rng(0)
+    shortest = max(int(np.ceil(low * prompt)), 1)
+    prompts = rng.integers(shortest, prompt + 1, count)
+    answers = rng.integers(max(int(np.ceil(low * answer)), 2), answer + 1, count)
     options = dict(
-        prompt_len=prompt,
-        output_len=answer,
-        n_requests=max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST),
+        prompt_len=prompts,
+        output_len=answers,
+        n_requests=count,
         concurrency=clients,
         precision=precision,
-        engine=concurrency_runs.ENGINE,
+        engine=engine,
+        expert_parallel=expert_parallel,
     )
-    forecast = simulate_serving(served, where, chips, **options)
+    try:
+        forecast = simulate_serving(served, where, chips, **options)
+    except ValueError as error:
+        if "with room for a KV cache" not in str(error):
+            raise
+        return (np.nan,) * 4
     bound = simulate_serving(served, where, chips, estimate="bound", **options)
-    alone = inference_step(served, where, 1, 0, prompt, chips, precision=precision)
+    alone = inference_step(served, where, 1, 0, shortest, chips, precision=precision, expert_parallel=expert_parallel)
     return (
         float(forecast.ttft_s.mean()),
         float(forecast.tpot_s.mean()),
@@ -261,6 +285,7 @@ def request_overhead_fit() -> float:
     request waits for no other. The median of the measured time to first token less the simulated one without the
     overhead (the value stored in ``calibrated.REQUEST_OVERHEAD_S``). Chapter :ref:`ch-serving-many`."""
     runs = concurrency_runs.concurrency_runs()
+    runs = runs[runs["source"] == concurrency_runs.SOURCES[0]]
     runs = runs[(runs["concurrency"] == 1) & (runs["prompt_tokens"] == runs["prompt_tokens"].min())]
     gaps = []
     for run in runs.itertuples():
@@ -273,7 +298,7 @@ def request_overhead_fit() -> float:
             n_requests=CLOSED_LOOP_LEAST,
             concurrency=1,
             precision=run.precision,
-            engine=concurrency_runs.ENGINE,
+            engine=run.engine,
             efficiency=Efficiency(request_overhead_s=0.0),
         )
         gaps.append(run.ttft_mean_s - float(simulated.ttft_s.mean()))
