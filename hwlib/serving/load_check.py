@@ -217,7 +217,7 @@ def concurrency_check(runs: object = None) -> object:
     first token comes sooner) and the bound's simulation's mean time per output token (``tpot_bound_s``); all NaN
     for a run whose weights leave its engine's default share of memory no cache (its recipe set another). Chapter
     :ref:`ch-serving-many`."""
-    table = concurrency_runs.concurrency_runs() if runs is None else runs.copy()
+    table = concurrency_runs.concurrency_runs() if runs is None else _closed_loop_table(runs)
     columns = {name: [] for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s")}
     for run in table.itertuples():
         key = (
@@ -241,6 +241,18 @@ def concurrency_check(runs: object = None) -> object:
     table["ttft_error"] = table["ttft_s"] / table["ttft_mean_s"] - 1
     table["tpot_error"] = table["tpot_s"] / table["tpot_mean_s"] - 1
     return table
+
+
+def _closed_loop_table(runs: object) -> object:
+    """A copy of ``runs``, a table of some of ``concurrency_runs()``'s rows, else a TypeError or ValueError."""
+    import pandas as pd
+
+    if not isinstance(runs, pd.DataFrame):
+        raise TypeError(f"runs must be None or a pandas DataFrame of concurrency_runs() rows, got {runs!r:.80}")
+    missing = sorted(set(concurrency_runs.concurrency_runs().columns) - set(runs.columns))
+    if missing:
+        raise ValueError(f"runs lacks the columns {missing} of concurrency_runs()")
+    return runs.copy()
 
 
 def _closed_loop(engine, model_key, cluster_key, chips, expert_parallel, precision, prompt, answer, low, clients):

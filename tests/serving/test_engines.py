@@ -114,3 +114,10 @@ def test_a_named_engine_adds_its_front_ends_time_to_each_request():
     assert bound.ttft_s == pytest.approx(unbounded.ttft_s)  # the bound has no front end
     with pytest.raises(ValueError, match="request_overhead_s"):
         hw.Efficiency(request_overhead_s=-1e-3)
+
+
+def test_a_profile_refuses_what_is_not_a_chip():
+    with pytest.raises(TypeError):
+        VLLM.tier("H100")
+    with pytest.raises(ValueError, match="n_chips"):
+        VLLM.kv_fraction(H100, 0, 1e9)

@@ -188,3 +188,12 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
 
 def test_the_stored_request_overhead_is_its_fit():
     assert check.request_overhead_fit() == pytest.approx(hw.data.calibrated.REQUEST_OVERHEAD_S.value, abs=5e-5)
+
+
+def test_a_closed_loop_check_refuses_what_is_not_a_table_of_runs():
+    from hwlib.data.concurrency_runs import concurrency_runs
+
+    with pytest.raises(TypeError, match="runs must be None or a pandas DataFrame"):
+        check.concurrency_check([1, 2])
+    with pytest.raises(ValueError, match=r"runs lacks the columns \['concurrency'\]"):
+        check.concurrency_check(concurrency_runs().drop(columns="concurrency").head(1))

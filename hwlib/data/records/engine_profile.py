@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from hwlib._checks import describe
+from hwlib._checks import describe, whole_count
+from hwlib.data.records.hardware import require_chip
 from hwlib.units import GiB
 
 MEMORY_RULES = ("total", "free")
@@ -64,6 +65,7 @@ class EngineProfile:
 
     def tier(self, chip: object) -> EngineTier:
         """The tier that applies to one ``chip`` (by its memory a program sees and its name)."""
+        chip = require_chip(chip)
         memory = chip.capacity_bytes / GiB
         for tier in self.tiers:
             named = tier.not_named and tier.not_named.lower() in chip.name.lower()
@@ -74,7 +76,8 @@ class EngineProfile:
     def kv_fraction(self, chip: object, n_chips: int, weight_bytes: float) -> float:
         """The share of the memory the weights leave on ``n_chips`` chips that this engine gives its KV cache (0 where
         none is left)."""
-        memory = n_chips * chip.capacity_bytes
+        chip = require_chip(chip)
+        memory = whole_count("n_chips", n_chips) * chip.capacity_bytes
         free = memory - weight_bytes
         if free <= 0:
             return 0.0
