@@ -16,7 +16,7 @@ from hwlib.efficiency import resolve
 from hwlib.memory import usable_bytes
 from hwlib.placement import serving_place
 from hwlib.pricing import step_seconds
-from hwlib.serving.pricing import StepPricer
+from hwlib.serving.pricing import StepPricer, held_weight_bytes
 from hwlib.serving.served import SimulatedServing, line_ends, steps_to_reach
 from hwlib.serving.step import kv_copies
 
@@ -38,13 +38,15 @@ class Priced:
             n_chips,
             precision,
             expert_parallel=options["expert_parallel"],
+            attention_dp=options.get("attention_dp", False),
             efficiency=options["efficiency"],
         )
         self.forecast = options["estimate"] == "forecast"
         self.estimate = "forecast" if self.forecast else "bound"
         self.overlap = not self.forecast or self.pricer.efficiency.parts_overlap
         self.tables = self.pricer.step_tables(max_tokens)[self.estimate]
-        self.kv_dtype, self.copies = precision.kv_dtype, kv_copies(model, n_chips)
+        layout = "batch" if options.get("attention_dp", False) else "heads"
+        self.kv_dtype, self.copies = precision.kv_dtype, kv_copies(model, n_chips, layout)
         self.per_flop, self.per_byte = self.pricer.attention_seconds(self.forecast)
         plain = not model.windows and model.mla is None and model.causal
         self.kv_per_token = model.kv_bytes_per_token(self.kv_dtype) * self.copies if not model.windows else None
@@ -129,13 +131,15 @@ class Engine:
         )
         self.drafter = None
         if spec is not None:
-            drafting = {**options, "expert_parallel": False}
+            drafting = {**options, "expert_parallel": False, "attention_dp": False}
             self.drafter = Priced(spec.drafter(model), chip, topology, n_chips, precision, drafting, max_sequences)
         self.count, self.table = n_chips, self.target.table
         self.kv_per_token = self.target.kv_per_token
         self.budget, self.max_sequences, self.block, self.chunked = budget, max_sequences, block_tokens, chunked
         self.reserve = reserve  # admit only while the cache holds each request's prompt and whole answer
-        free = float(usable_bytes(chip, 1.0, n_chips)) - model.weight_bytes(precision.weight_dtype)
+        free = float(usable_bytes(chip, 1.0, n_chips)) - held_weight_bytes(
+            model, precision.weight_dtype, n_chips, options.get("attention_dp", False)
+        )
         self.room = resolve(chip, precision.compute_dtype, options["efficiency"]).kv_fraction * free
         if self.room <= 0:
             raise ValueError(f"{model.name}'s weights do not fit on {n_chips} x {chip.label}")

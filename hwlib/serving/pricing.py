@@ -23,10 +23,17 @@ from hwlib.units import dtype_bytes
 PARTS = ("weights", "attention", "activations")
 
 
+def held_weight_bytes(model: ModelShape, weight_dtype: str, n_chips: int, attention_dp: bool = False) -> float:
+    """Bytes of weights ``n_chips`` chips hold together: the model once, and under attention data parallelism
+    everything but the routed experts once more on every chip after the first."""
+    whole = float(model.params()) - float(model.table().expert_params()) * model.n_experts if attention_dp else 0.0
+    return float(model.weight_bytes(weight_dtype)) + (n_chips - 1) * whole * dtype_bytes(weight_dtype)
+
+
 class StepPricer:
     """Steps of ``model`` on ``n_chips`` chips of ``chip`` placed as ``topology`` (None for one chip) at
-    ``precision``, priced by ``hwlib.pricing.price``; ``expert_parallel`` as in ``hw.inference_step``; the forecast
-    at ``efficiency``."""
+    ``precision``, priced by ``hwlib.pricing.price``; ``expert_parallel`` and ``attention_dp`` as in
+    ``hw.inference_step``; the forecast at ``efficiency``."""
 
     def __init__(
         self,
@@ -38,12 +45,16 @@ class StepPricer:
         *,
         link_latency_s: float | None = None,
         expert_parallel: bool = False,
+        attention_dp: bool = False,
         efficiency: Efficiency | None = None,
     ) -> None:
-        if not isinstance(expert_parallel, bool):
-            raise TypeError(f"expert_parallel must be True or False, got {expert_parallel!r}")
+        for name, flag in (("expert_parallel", expert_parallel), ("attention_dp", attention_dp)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"{name} must be True or False, got {flag!r}")
         if expert_parallel and not model.is_moe:
             raise ValueError(f"expert_parallel needs a mixture-of-experts model; {model.name} is dense")
+        if attention_dp and not expert_parallel:
+            raise ValueError("attention_dp needs expert_parallel=True: the routed experts are what the chips split")
         if topology is not None and link_latency_s is not None:
             topology = with_latency(topology, float(link_latency_s))
         self.model, self.chip, self.topology, self.count = model, chip, topology, n_chips
@@ -54,10 +65,14 @@ class StepPricer:
         self.efficiency = require_efficiency(efficiency)
         self.eff = resolve(chip, precision.compute_dtype, self.efficiency)
         self.expert_parallel = expert_parallel and topology is not None
+        self.attention_dp = attention_dp and topology is not None
         routed = self.table.n_moe_layers if self.expert_parallel else 0
         self.allreduces = (
-            self.table.tp_allreduces_per_layer * self.table.n_layers - routed if topology is not None else 0
+            self.table.tp_allreduces_per_layer * self.table.n_layers - routed
+            if topology is not None and not self.attention_dp
+            else 0
         )
+        self.replicated = self.table.matmul_params(active=False) - self.table.expert_params() * model.n_experts
         self.alltoalls = EP_ALL_TO_ALLS_PER_LAYER * routed
 
     def collectives(self, tokens: np.ndarray) -> tuple[Collective, ...]:
@@ -67,16 +82,12 @@ class StepPricer:
         if self.topology is None:
             return ()
         wire = max(self.activation_bytes, dtype_bytes("bf16"))
-        found = [
-            Collective(
-                "tp all-reduce",
-                "all-reduce",
-                tokens * self.table.tp_elements_per_token() * wire,
-                self.topology,
-                self.allreduces,
-                overlaps_at_bound="compute",
+        found = []
+        if self.allreduces:
+            reduced = tokens * self.table.tp_elements_per_token() * wire
+            found.append(
+                Collective("tp all-reduce", "all-reduce", reduced, self.topology, self.allreduces, None, "compute")
             )
-        ]
         if self.alltoalls:
             dispatched = tokens / self.count * self.model.experts_per_token * self.table.d_model * wire
             dispatch = Collective(
@@ -95,13 +106,10 @@ class StepPricer:
             if self.eff.quantization
             else 1.0
         )
+        touched = table.touched_matmul_params(tokens)
+        read = self.replicated + (touched - self.replicated) / count if self.attention_dp else touched / count
         parts = {
-            "weights": Part(
-                table.weight_flops(tokens) / count,
-                table.touched_matmul_params(tokens) * self.weight_bytes / count,
-                "matmul",
-                quantized,
-            ),
+            "weights": Part(table.weight_flops(tokens) / count, read * self.weight_bytes, "matmul", quantized),
             "attention": Part(
                 np.asarray(attention_flops, dtype=float) / count,
                 np.asarray(attention_bytes, dtype=float) / count,

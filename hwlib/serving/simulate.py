@@ -36,6 +36,7 @@ from hwlib.data.serving_engines import ENGINE_PROFILES
 from hwlib.efficiency import Efficiency, require_efficiency, resolve
 from hwlib.precision import Precision, as_precision
 from hwlib.serving.engine import Engine, run
+from hwlib.serving.pricing import held_weight_bytes
 from hwlib.serving.served import SimulatedServing
 from hwlib.serving.speculative import Speculation
 
@@ -83,6 +84,7 @@ def simulate_serving(
     speculation: Speculation | None = None,
     prefill_chips: int | None = None,
     expert_parallel: bool = False,
+    attention_dp: bool = False,
     efficiency: Efficiency | None = None,
     estimate: str = "forecast",
     seed: int = 0,
@@ -100,7 +102,8 @@ def simulate_serving(
     "DistServe", OSDI 2024; Patel et al., "Splitwise", ISCA 2024): the prefill pool runs prefill-only steps and
     gives each request its first token; its KV cache then crosses to the decode pool over the cluster's fabric
     (the node's links within a node, else the NICs, each chip of the smaller pool sending its share), and the
-    decode pool decodes the rest. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four
+    decode pool decodes the rest. ``expert_parallel`` and ``attention_dp`` split the model as ``hw.inference_step``
+    does. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four
     dtypes at once. ``concurrency`` C replaces the arrivals with a benchmark's closed loop of C clients, each
     sending its next request when its last one ends (vLLM's and SGLang's ``--max-concurrency`` with every request
     ready at once): C arrive together, and each finish brings the next. ``reserve_output`` admits a request only
@@ -127,6 +130,7 @@ def simulate_serving(
     for name, flag in (
         ("chunked_prefill", chunked_prefill),
         ("expert_parallel", expert_parallel),
+        ("attention_dp", attention_dp),
         ("reserve_output", reserve_output),
     ):
         if not isinstance(flag, bool):
@@ -167,13 +171,20 @@ def simulate_serving(
     def engine(size: int, chunked: bool, spec: Speculation | None) -> Engine:
         share = given.kv_fraction
         if share is None:
-            share = profile.kv_fraction(chip, size, float(model.weight_bytes(precision.weight_dtype)))
+            share = profile.kv_fraction(
+                chip, size, held_weight_bytes(model, precision.weight_dtype, size, attention_dp)
+            )
             if share <= 0:
                 raise ValueError(
                     f"{model.name}'s weights do not fit on {size} x {chip.label} with room for a KV cache "
                     f"({profile.label})"
                 )
-        options = dict(expert_parallel=expert_parallel, efficiency=replace(given, kv_fraction=share), estimate=estimate)
+        options = dict(
+            expert_parallel=expert_parallel,
+            attention_dp=attention_dp,
+            efficiency=replace(given, kv_fraction=share),
+            estimate=estimate,
+        )
         return Engine(model, where, size, precision, options, budget, *limits, chunked, spec, reserve_output)
 
     if prefill_chips is None:

@@ -116,6 +116,7 @@ def inference_step(
     link_latency_s: float | None = None,
     kv_layout: str = "heads",
     expert_parallel: bool = False,
+    attention_dp: bool = False,
     speculation: Speculation | None = None,
     efficiency: Efficiency | None = None,
     precision: Precision | str | None = None,
@@ -130,7 +131,10 @@ def inference_step(
     and outputs is left out, as small against the step. ``expert_parallel`` spreads an MoE's experts whole over
     the chips instead of splitting each one: every MoE layer then dispatches each token's hidden state to the chips
     of its k experts and combines the results (two all-to-alls of each chip's 1/n of the tokens, k x d elements a
-    token) in place of the all-reduce after its MLP; attention stays tensor-parallel. With ``speculation``
+    token) in place of the all-reduce after its MLP; attention stays tensor-parallel, unless ``attention_dp``
+    (SGLang's and TensorRT-LLM's attention data parallelism, with ``expert_parallel``): then every chip holds all
+    but the routed experts whole and runs the attention of its own share of the sequences, the cache split by
+    sequence and no all-reduce left. With ``speculation``
     (``hw.Speculation``) a decode step verifies k + 1 tokens of each sequence after its drafter's k single-token
     steps (their time is in the step's; its parts are the verification's), and ``tokens`` counts the tokens the
     step yields in expectation (``hw.speculative_tokens_per_step``). The forecast takes
@@ -164,9 +168,10 @@ def inference_step(
         precision,
         link_latency_s=latency,
         expert_parallel=expert_parallel,
+        attention_dp=attention_dp,
         efficiency=efficiency,
     )
-    copies = kv_copies(model, count, kv_layout)
+    copies = kv_copies(model, count, "batch" if attention_dp else kv_layout)
     if speculation is not None:
         if not isinstance(speculation, Speculation):
             raise TypeError(f"speculation must be an hw.Speculation(...) or None, got {speculation!r}")

@@ -236,3 +236,51 @@ def test_memory_bound_context_is_where_the_turn_goes_to_infinity():
     largest = hw.max_batch(LLAMA70, H100, 4096, 8)
     assert largest in curve.batches and curve.fits[list(curve.batches).index(largest)]
     assert not curve.fits[-1]
+
+
+def test_attention_data_parallelism_holds_all_but_the_routed_experts_on_every_chip():
+    from hwlib.serving.pricing import StepPricer, held_weight_bytes
+
+    model, node = hw.model("deepseek-v3"), hw.cluster("hgx-h200-ndr")
+    table, batch, context = model.table(), 64, 2048
+    split, dp = (
+        hw.inference_step(model, node, batch, context, 1, 8, precision="fp8", expert_parallel=True, attention_dp=dp)
+        for dp in (False, True)
+    )
+    whole = table.matmul_params(active=False) - table.expert_params() * model.n_experts  # attention, shared, head
+    touched = table.touched_matmul_params(batch)
+    assert dp.part_bytes["weights"] == pytest.approx(8 * (whole + (touched - whole) / 8))  # fp8: a byte each
+    assert split.part_bytes["weights"] == pytest.approx(touched)
+    assert dp.part_bytes["attention"] == pytest.approx(batch * model.kv_bytes(context + 1, "fp8"))  # stored once
+    assert split.part_bytes["attention"] == pytest.approx(8 * dp.part_bytes["attention"])  # MLA: one latent head
+    assert dp.part_flops["weights"] == pytest.approx(split.part_flops["weights"])
+    pricer = StepPricer(
+        model, node.chip, split_topology(node), 8, hw.PRECISIONS["fp8"], expert_parallel=True, attention_dp=True
+    )
+    assert {c.part for c in pricer.collectives(np.array([64.0]))} == {"ep all-to-all"}  # no all-reduce left
+    held = held_weight_bytes(model, "fp8", 8, attention_dp=True)
+    assert held == pytest.approx(model.weight_bytes("fp8") + 7 * (model.params() - table.expert_params() * 256))
+    assert held_weight_bytes(model, "fp8", 8) == model.weight_bytes("fp8")
+    served = hw.simulate_serving(
+        model,
+        node,
+        8,
+        prompt_len=1024,
+        output_len=32,
+        n_requests=16,
+        concurrency=16,
+        precision="fp8",
+        expert_parallel=True,
+        attention_dp=True,
+    )
+    assert served.finish_s.max() > 0
+    with pytest.raises(ValueError, match="attention_dp needs expert_parallel=True"):
+        hw.inference_step(model, node, 1, 0, 1, 8, attention_dp=True)
+    with pytest.raises(TypeError, match="attention_dp must be True or False"):
+        hw.simulate_serving(model, node, 8, expert_parallel=True, attention_dp="yes")
+
+
+def split_topology(node):
+    from hwlib.placement import serving_place
+
+    return serving_place(node, hw.model("deepseek-v3"), 8)[1]
