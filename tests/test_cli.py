@@ -843,3 +843,14 @@ def test_simulate_finds_the_most_clients_within_the_targets():
     assert "most clients  none: even one alone" in none and "not even one does" in " ".join(none.split())
     bad = cli(*base, "--max-concurrency", "--tpot-ms", "50")
     assert bad.returncode != 0 and "--max-concurrency needs --ttft-ms and --tpot-ms" in bad.stderr
+
+
+def test_simulate_splits_an_moe_by_experts_and_its_attention_by_sequences():
+    base = ("simulate", "--model", "deepseek-v3", "--cluster", "hgx-h200-ndr", "--chips", "8", "--precision", "fp8")
+    load = ("--concurrency", "8", "--requests", "16", "--prompt", "512", "--output", "16")
+    data = json.loads(ok(*base, *load, "--expert-parallel", "--attention-dp", "--json"))
+    assert data["inputs"]["expert_parallel"] is True and data["inputs"]["attention_dp"] is True
+    text = ok(*base, *load, "--expert-parallel", "--attention-dp")
+    assert "experts whole on each chip, attention data-parallel" in " ".join(text.split())
+    bad = cli(*base, *load, "--attention-dp")
+    assert bad.returncode == 2 and "attention_dp needs expert_parallel=True" in bad.stderr

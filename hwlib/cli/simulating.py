@@ -75,6 +75,10 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         if args.prefix_tokens
         else "no shared prefix",
         "admitting a request only with room for its whole answer" if args.reserve_output else "admitting on its prompt",
+        *(
+            ["experts whole on each chip" + (", attention data-parallel" if args.attention_dp else "")]
+            * args.expert_parallel
+        ),
     ]
     settings = {
         "engine": args.engine,
@@ -87,6 +91,8 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         "prefix_tokens": args.prefix_tokens,
         "prefix_hit_rate": args.prefix_hit_rate,
         "reserve_output": args.reserve_output,
+        "expert_parallel": args.expert_parallel,
+        "attention_dp": args.attention_dp,
     }
     return "; ".join(words), settings
 
@@ -138,6 +144,8 @@ def run_simulate(args: argparse.Namespace) -> Report:
         prefix_hit_rate=args.prefix_hit_rate,
         reserve_output=args.reserve_output,
         engine=args.engine,
+        expert_parallel=args.expert_parallel,
+        attention_dp=args.attention_dp,
         speculation=speculation,
         prefill_chips=args.prefill_chips,
         efficiency=load_efficiency(args),
@@ -369,6 +377,8 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
         "--draft", metavar="MODEL", help="draft model key, or mtp or one-layer (the model's own; default: mtp)"
     )
     parser.add_argument("--prefill-chips", type=options.count, metavar="P", help="a prefill pool of P chips")
+    parser.add_argument("--expert-parallel", action="store_true", help="an MoE's experts whole on each chip")
+    parser.add_argument("--attention-dp", action="store_true", help="with --expert-parallel: attention data-parallel")
     parser.add_argument("--ttft-ms", type=options.milliseconds, metavar="X", help="target time to first token, ms")
     parser.add_argument("--tpot-ms", type=options.milliseconds, metavar="X", help="target time per output token, ms")
     parser.add_argument(
