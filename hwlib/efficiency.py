@@ -31,7 +31,7 @@ from hwlib._checks import Number, as_real_array, describe, positive
 from hwlib.data import assumptions, calibrated, efficiencies, step_measurements
 from hwlib.data import cluster as find_cluster
 from hwlib.data.records import Chip, KernelEfficiency, require_chip
-from hwlib.units import BYTES_PER_ELEMENT
+from hwlib.units import BYTES_PER_ELEMENT, element_dtype
 
 
 @dataclass(frozen=True)
@@ -166,9 +166,9 @@ def kernel_record(chip: Chip) -> KernelEfficiency:
 
 
 def matmul_fraction(chip: Chip, dtype: str) -> float:
-    """Fraction of ``dtype``'s dense peak large matmuls reach on ``chip``; a dtype the record lacks takes the
-    lowest fraction it records."""
-    record = kernel_record(chip)
+    """Fraction of ``dtype``'s dense peak large matmuls reach on ``chip`` (a block-scaled format: its element
+    dtype's); a dtype the record lacks takes the lowest fraction it records."""
+    record, dtype = kernel_record(chip), element_dtype(dtype)
     if dtype in record.matmul:
         return float(record.matmul[dtype].value)
     return min(float(q.value) for q in record.matmul.values())

@@ -55,9 +55,13 @@ PRECISIONS = MappingProxyType(
         "fp8": Precision("fp8", "fp8", "fp8", "fp8"),
         "int4 weights, int8 KV": Precision(weight_dtype="int4", kv_dtype="int8"),
         "fp4, fp8 KV": Precision("fp4", "fp8", "fp4", "fp4"),
+        "nvfp4, fp8 KV": Precision("nvfp4", "fp8", "nvfp4", "nvfp4"),
+        "mxfp4, fp8 KV": Precision("mxfp4", "fp8", "mxfp4", "mxfp4"),
     }
 )
-"""Common serving precisions, each a ``Precision`` (pass one whole as ``**hw.PRECISIONS["fp8"]``)."""
+"""Common serving precisions, each a ``Precision`` (pass one whole as ``**hw.PRECISIONS["fp8"]``). "fp4" counts the
+4-bit values alone; the formats engines ship, "nvfp4" and "mxfp4", add their blocks' scales
+(``hw.units.BLOCK_SCALED``)."""
 
 
 def as_precision(precision: object, **dtypes: str) -> Precision:

@@ -35,10 +35,28 @@ DECIMAL_BYTE_UNITS = MappingProxyType({"B": 1.0, "kB": kB, "MB": MB, "GB": GB, "
 BINARY_BYTE_UNITS = MappingProxyType({"B": 1.0, "KiB": KiB, "MiB": MiB, "GiB": GiB, "TiB": TiB})
 BYTE_UNITS = MappingProxyType({**DECIMAL_BYTE_UNITS, **BINARY_BYTE_UNITS})
 
+BLOCK_SCALED = MappingProxyType({"nvfp4": ("fp4", 16, 1.0), "mxfp4": ("fp4", 32, 1.0)})
+"""Block-scaled formats: (element dtype, elements per block, bytes of each block's scale). NVFP4 scales each block
+of 16 E2M1 values by one E4M3 byte (NVIDIA, "Introducing NVFP4 for Efficient and Accurate Low-Precision
+Inference", https://developer.nvidia.com/blog/introducing-nvfp4-for-efficient-and-accurate-low-precision-inference/,
+2025-06-24, read 2026-12-06; its one FP32 scale per tensor is left out); MXFP4 each block of 32 by one E8M0 byte
+(Open Compute Project, "OCP Microscaling Formats (MX) Specification" v1.0, 2023-09, Sec. 5). Chapter
+:ref:`ch-serving`."""
+_ELEMENT_BYTES = {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}
 BYTES_PER_ELEMENT = MappingProxyType(
-    {"fp32": 4.0, "tf32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0, "int8": 1.0, "fp4": 0.5, "int4": 0.5}
+    {
+        **_ELEMENT_BYTES,
+        **{name: _ELEMENT_BYTES[element] + scale / block for name, (element, block, scale) in BLOCK_SCALED.items()},
+    }
 )
-"""Storage size of one element of each dtype, in bytes (tf32 is stored as fp32)."""
+"""Storage size of one element of each dtype, in bytes (tf32 is stored as fp32; a block-scaled format's share of
+its block's scale included: nvfp4 0.5625, mxfp4 0.53125)."""
+
+
+def element_dtype(dtype: str) -> str:
+    """The dtype whose matmul peak and efficiency price ``dtype``: a block-scaled format's element dtype (its
+    tensor cores multiply the 4-bit values and apply the scales on the fly), else ``dtype`` itself."""
+    return BLOCK_SCALED[dtype][0] if dtype in BLOCK_SCALED else dtype
 
 
 def dtype_bytes(dtype: str) -> float:

@@ -27,14 +27,25 @@ def test_convert_bytes_between_systems():
 
 @pytest.mark.parametrize(
     ("dtype", "size"),
-    [("fp32", 4), ("tf32", 4), ("bf16", 2), ("fp16", 2), ("fp8", 1), ("int8", 1), ("fp4", 0.5), ("int4", 0.5)],
+    [
+        ("fp32", 4),
+        ("tf32", 4),
+        ("bf16", 2),
+        ("fp16", 2),
+        ("fp8", 1),
+        ("int8", 1),
+        ("fp4", 0.5),
+        ("int4", 0.5),
+        ("nvfp4", 0.5 + 1 / 16),
+        ("mxfp4", 0.5 + 1 / 32),
+    ],
 )
 def test_dtype_bytes(dtype, size):
     assert hw.dtype_bytes(dtype) == size == hw.BYTES_PER_ELEMENT[dtype]
 
 
 def test_one_dtype_list():
-    assert set(hw.BYTES_PER_ELEMENT) == {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4"}
+    assert set(hw.BYTES_PER_ELEMENT) == {"fp32", "tf32", "bf16", "fp16", "fp8", "int8", "fp4", "int4", "nvfp4", "mxfp4"}
     with pytest.raises(TypeError):
         hw.BYTES_PER_ELEMENT["fp64"] = 8.0
 
@@ -102,3 +113,18 @@ def test_formatted_quantities_never_print_an_exponent(value):
 
 def test_seconds_that_round_up_to_the_next_unit_take_it():
     assert [hw.format_seconds(v) for v in (0.9997, 0.9994, 999.6e-6)] == ["1 s", "999 ms", "1 ms"]
+
+
+def test_block_scaled_formats_carry_their_scales_and_run_at_their_elements_peak():
+    """NVFP4: one E4M3 byte per 16 values; MXFP4: one E8M0 byte per 32; both multiply at fp4's peak."""
+    assert hw.units.BLOCK_SCALED == {"nvfp4": ("fp4", 16, 1.0), "mxfp4": ("fp4", 32, 1.0)}
+    assert [hw.units.element_dtype(d) for d in ("nvfp4", "mxfp4", "fp8")] == ["fp4", "fp4", "fp8"]
+    b200, h100 = hw.chip("b200"), hw.chip("h100-sxm")
+    assert b200.peak("nvfp4") == b200.peak("mxfp4") == b200.peak("fp4")
+    with pytest.raises(KeyError, match="nvfp4"):
+        h100.peak("nvfp4")
+    nvfp4, fp4 = hw.PRECISIONS["nvfp4, fp8 KV"], hw.PRECISIONS["fp4, fp8 KV"]
+    model = hw.model("llama-3-70b")
+    scaled = hw.inference_step(model, b200, 8, 1024, **nvfp4)
+    bare = hw.inference_step(model, b200, 8, 1024, **fp4)
+    assert 1.0 < scaled.time_s / bare.time_s < 1.125  # the weights' read grows by 1/8, the cache's not at all

@@ -1,6 +1,7 @@
 """Closed-loop serving benchmarks: NVIDIA NIM (its TensorRT-LLM backend) serving Llama 3 8B and 70B on DGX A100 and
 DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset; and SemiAnalysis
-InferenceX's DeepSeek-R1 on one node of H200s, B200s or MI300Xs under SGLang and TensorRT-LLM. Both are found only in
+InferenceX's DeepSeek-R1 on one node of H200s, B200s or MI300Xs under SGLang and TensorRT-LLM, in fp8 and (B200)
+NVFP4. Both are found only in
 third-party copies (``load_runs/README.md``). Chapter :ref:`ch-serving-many`.
 """
 
@@ -35,15 +36,19 @@ _MODELS = {"meta-llama3-8b-instruct": "llama-3-8b", "meta-llama3-70b-instruct": 
 _CLUSTERS = {"A100-SXM4-80GB": "hgx-a100-hdr", "H100_80GB_HBM3": "hgx-h100-ndr"}
 _IX_CLUSTERS = {"h200": "hgx-h200-ndr", "b200": "hgx-b200-ndr", "mi300x": "mi300x-node"}
 _IX_ENGINES = {"sglang": "sglang", "trt": "trtllm"}
+_IX_PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4, fp8 KV"}
+"""InferenceX's precisions as ``hw.PRECISIONS`` keys: its B200 FP4 runs serve nvidia/DeepSeek-R1-0528-FP4(-V2),
+NVFP4 checkpoints (the KV cache's dtype is not stated: fp8, as for the fp8 runs)."""
 _NS = 1e-9
 
 
 def concurrency_runs() -> object:
     """The runs as a table, one row each: the publisher (``source``, one of ``SOURCES``), the engine profile
     (``hwlib.data.serving_engines``), model and cluster keys, tensor-parallel chips, whether the experts are split by
-    expert parallelism, precision (a key of ``hw.PRECISIONS``), prompt and answer tokens and the shortest share of
-    them the client draws (``length_low``: 1 for fixed lengths), clients, and the measured mean time to first token
-    and per output token after it (s). Chapter :ref:`ch-serving-many`."""
+    expert parallelism and the attention by data parallelism (``attention_dp``), precision (a key of ``hw.PRECISIONS``),
+    prompt and answer tokens and the shortest share of them the client draws (``length_low``: 1 for fixed lengths),
+    clients, and the measured mean time to first token and per output token after it (s). Chapter
+    :ref:`ch-serving-many`."""
     import pandas as pd
 
     raw = pd.read_csv(RUNS_FILE)
@@ -55,6 +60,7 @@ def concurrency_runs() -> object:
             "cluster": raw["task_inputs-GPU"].map(_CLUSTERS),
             "chips": raw["task_inputs-n_gpus"].astype(int),
             "expert_parallel": False,
+            "attention_dp": False,
             "precision": raw["task_inputs-precision"],
             "prompt_tokens": raw["input_config-synthetic_input_tokens_mean"].astype(int),
             "output_tokens": raw["input_config-output_tokens_mean"].astype(int),
@@ -73,7 +79,8 @@ def concurrency_runs() -> object:
             "cluster": ix["hardware"].map(_IX_CLUSTERS),
             "chips": ix["tp"].astype(int),
             "expert_parallel": ix["ep"] > 1,
-            "precision": ix["precision"],
+            "attention_dp": ix["dp_attention"].astype(bool),
+            "precision": ix["precision"].map(_IX_PRECISIONS),
             "prompt_tokens": ix["isl"].astype(int),
             "output_tokens": ix["osl"].astype(int),
             "length_low": INFERENCEX_RANGE,

@@ -19,8 +19,13 @@ V50 = (
 )
 
 
-FP8, FP4_FP8_KV, BF16, FP16, INT8_WEIGHTS = (
-    PRECISIONS[name] for name in ("fp8", "fp4, fp8 KV", "bf16", "fp16", "int8 weights")
+FP8, NVFP4_FP8_KV, BF16, FP16, INT8_WEIGHTS = (
+    PRECISIONS[name] for name in ("fp8", "nvfp4, fp8 KV", "bf16", "fp16", "int8 weights")
+)
+NVFP4_NOTE = (
+    "FP4 is NVFP4 with its blocks' scales: NVIDIA's FP4 checkpoints are TensorRT Model Optimizer's NVFP4 "
+    "(huggingface.co/nvidia/Llama-3.3-70B-Instruct-FP4, now listed as nvidia/Llama-3.3-70B-Instruct-NVFP4, read "
+    "2026-12-06)."
 )
 
 

@@ -6,8 +6,9 @@ MLCommons' results repository. Chapter :ref:`ch-serving`.
 from __future__ import annotations
 
 from hwlib.data.records import ServingRun, cite
-from hwlib.data.serving_rows import FP4_FP8_KV as _FP4_FP8_KV
 from hwlib.data.serving_rows import FP8 as _FP8
+from hwlib.data.serving_rows import NVFP4_FP8_KV as _NVFP4_FP8_KV
+from hwlib.data.serving_rows import NVFP4_NOTE as _NVFP4_NOTE
 from hwlib.data.serving_rows import V41 as _V41
 from hwlib.data.serving_rows import V50 as _V50
 
@@ -104,7 +105,7 @@ RUNS: tuple[ServingRun, ...] = (
         tensor_parallel=1,
         model_key="llama-2-70b",
         precision="FP4, FP8 KV cache",
-        **_FP4_FP8_KV,
+        **_NVFP4_FP8_KV,
         scenario="Offline",
         tokens_per_s=_mlperf(
             "closed/NVIDIA/results/B200-SXM-180GBx8_TRT/llama2-70b-99.9/Offline/performance/"
@@ -117,7 +118,10 @@ RUNS: tuple[ServingRun, ...] = (
         output_len=98858.0 / 363.895,
         batch=2048,
         note="Config: 'BlackwellOfflineGPUBaseConfig: precision = 'fp4' ... 'kv_cache_dtype': 'fp8''; B200 "
-        "'gpu_batch_size = {'llama2-70b': 2048}', pipeline parallel 2, modelled as one-GPU replicas. " + _MLPERF_OUTPUT,
+        "'gpu_batch_size = {'llama2-70b': 2048}', pipeline parallel 2, modelled as one-GPU replicas. "
+        + _MLPERF_OUTPUT
+        + " "
+        + _NVFP4_NOTE,
     ),
     ServingRun(
         key="mlperf41-mi300x8-llama2-70b",

@@ -6,8 +6,9 @@ Chapter :ref:`ch-serving`.
 from __future__ import annotations
 
 from hwlib.data.records import ServingRun, cite
-from hwlib.data.serving_rows import FP4_FP8_KV as _FP4_FP8_KV
 from hwlib.data.serving_rows import FP8 as _FP8
+from hwlib.data.serving_rows import NVFP4_FP8_KV as _NVFP4_FP8_KV
+from hwlib.data.serving_rows import NVFP4_NOTE as _NVFP4_NOTE
 from hwlib.data.serving_rows import Page as _Page
 from hwlib.data.serving_rows import row as _row
 
@@ -38,8 +39,9 @@ _TRT019 = _Page(
     "TensorRT-LLM, v0.19 perf overview",
     cite(_TRTLLM_019),
     "'The reported metric is Total Output Throughput (tokens/sec)', the system's; nvidia/Llama-3.3-70B-Instruct-"
-    "FP4, fixed lengths, all requests at once, as on the v0.17 page. KV and activation dtypes not stated: fp4 "
-    "activations and an fp8 cache assumed, as for the v1.0 rows; batch not stated. Columns: TP 1 | 2 | 4 | 8.",
+    "FP4, fixed lengths, all requests at once, as on the v0.17 page. KV and activation dtypes not stated: nvfp4 "
+    "activations and an fp8 cache assumed, as for the v1.0 rows; batch not stated. Columns: TP 1 | 2 | 4 | 8. "
+    + _NVFP4_NOTE,
 )
 _TRT_DEV = _Page(
     "TensorRT-LLM, developer-guide perf overview",
@@ -117,11 +119,11 @@ V1_0_RUNS: tuple[ServingRun, ...] = (
         1,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         7007.0,
         "| 1000/1000 | 7,007 | 7,326 | 2,909 | 4,205 |",
         (1000, 1000),
-        "nvidia/Llama-3.3-70B-Instruct-FP4, TP1; fp4 activations and an fp8 cache assumed.",
+        "nvidia/Llama-3.3-70B-Instruct-FP4, TP1; nvfp4 activations and an fp8 cache assumed. " + _NVFP4_NOTE,
     ),
     _row(
         _TRT10,
@@ -131,11 +133,11 @@ V1_0_RUNS: tuple[ServingRun, ...] = (
         1,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         9922.0,
         "| 128/2048 | 9,922 | 11,309 | 4,336 | 6,651 |",
         (128, 2048),
-        "Llama 3.3 70B FP4, TP1.",
+        "Llama 3.3 70B FP4, TP1. " + _NVFP4_NOTE,
     ),
     _row(
         _TRT10,
@@ -165,7 +167,7 @@ V0_19_RUNS: tuple[ServingRun, ...] = (
         2,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         15459.71,
         "128, 2048 9,925.00 15,459.71 23,608.58 30,742.86",
         (128, 2048),
@@ -179,7 +181,7 @@ V0_19_RUNS: tuple[ServingRun, ...] = (
         4,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         23608.58,
         "128, 2048 9,925.00 15,459.71 23,608.58 30,742.86",
         (128, 2048),
@@ -193,7 +195,7 @@ V0_19_RUNS: tuple[ServingRun, ...] = (
         8,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         30742.86,
         "128, 2048 9,925.00 15,459.71 23,608.58 30,742.86",
         (128, 2048),
@@ -207,7 +209,7 @@ V0_19_RUNS: tuple[ServingRun, ...] = (
         8,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         27471.49,
         "128, 128 11,253.28 17,867.66 24,944.50 27,471.49",
         (128, 128),
@@ -257,11 +259,11 @@ DEVELOPER_GUIDE_RUNS: tuple[ServingRun, ...] = (
         1,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         3242.0,
         "| 1024/8192 | 3,242 | 3,805 | 2,009 | |",
         (1024, 8192),
-        "Llama 3.3 70B FP4, TP 1 (per GPU = system); fp4 activations assumed.",
+        "Llama 3.3 70B FP4, TP 1 (per GPU = system); nvfp4 activations assumed. " + _NVFP4_NOTE,
     ),
     _row(
         _TRT_DEV,
@@ -301,11 +303,11 @@ DEVELOPER_GUIDE_RUNS: tuple[ServingRun, ...] = (
         1,
         "llama-3-70b",
         "FP4",
-        _FP4_FP8_KV,
+        _NVFP4_FP8_KV,
         274.0,
         "| 32768/1024 | 274 | 302 | 120 | |",
         (32768, 1024),
-        "Llama 3.3 70B FP4, TP 1 (per GPU = system); fp4 activations assumed.",
+        "Llama 3.3 70B FP4, TP 1 (per GPU = system); nvfp4 activations assumed. " + _NVFP4_NOTE,
     ),
 )
 """The developer-guide overview's rows (PyTorch backend)."""

@@ -208,14 +208,14 @@ CLOSED_LOOP_LEAST = 60
 
 
 def concurrency_check(runs: object = None) -> object:
-    """Closed-loop runs (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them) simulated
-    as run: their clients (``concurrency``), lengths (drawn uniformly between ``length_low`` of the stated ones and
-    the stated ones, with a fixed seed), tensor-parallel chips, expert parallelism and precision, under their
-    engine's profile, each client sending ``CLOSED_LOOP_WAVES`` requests. The table gains the forecast
-    simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors (simulated
-    over measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound (``ttft_bound_s``: no
-    first token comes sooner) and the bound's simulation's mean time per output token (``tpot_bound_s``); all NaN
-    for a run whose weights leave its engine's default share of memory no cache (its recipe set another). Chapter
+    """Closed-loop runs (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them) simulated as
+    run: their clients (``concurrency``), lengths (drawn uniformly between ``length_low`` of the stated ones and the
+    stated ones, with a fixed seed), tensor-parallel chips, expert and attention data parallelism and precision, under
+    their engine's profile, each client sending ``CLOSED_LOOP_WAVES`` requests. The table gains the forecast
+    simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors (simulated over
+    measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound (``ttft_bound_s``: no first
+    token comes sooner) and the bound's simulation's mean time per output token (``tpot_bound_s``); all NaN for a run
+    whose weights leave its engine's default share of memory no cache (its recipe set another). Chapter
     :ref:`ch-serving-many`."""
     table = concurrency_runs.concurrency_runs() if runs is None else _closed_loop_table(runs)
     columns = {name: [] for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s")}
@@ -226,6 +226,7 @@ def concurrency_check(runs: object = None) -> object:
             run.cluster,
             run.chips,
             bool(run.expert_parallel),
+            bool(run.attention_dp),
             run.precision,
             run.prompt_tokens,
             run.output_tokens,
@@ -255,7 +256,9 @@ def _closed_loop_table(runs: object) -> object:
     return runs.copy()
 
 
-def _closed_loop(engine, model_key, cluster_key, chips, expert_parallel, precision, prompt, answer, low, clients):
+def _closed_loop(
+    engine, model_key, cluster_key, chips, expert_parallel, attention_dp, precision, prompt, answer, low, clients
+):
     where, served = cluster(cluster_key), model(model_key)
     count = max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST)
     rng = np.random.default_rng(0)
@@ -270,6 +273,7 @@ def _closed_loop(engine, model_key, cluster_key, chips, expert_parallel, precisi
         precision=precision,
         engine=engine,
         expert_parallel=expert_parallel,
+        attention_dp=attention_dp,
     )
     try:
         forecast = simulate_serving(served, where, chips, **options)
@@ -278,7 +282,8 @@ def _closed_loop(engine, model_key, cluster_key, chips, expert_parallel, precisi
             raise
         return (np.nan,) * 4
     bound = simulate_serving(served, where, chips, estimate="bound", **options)
-    alone = inference_step(served, where, 1, 0, shortest, chips, precision=precision, expert_parallel=expert_parallel)
+    split = dict(expert_parallel=expert_parallel, attention_dp=attention_dp)
+    alone = inference_step(served, where, 1, 0, shortest, chips, precision=precision, **split)
     return (
         float(forecast.ttft_s.mean()),
         float(forecast.tpot_s.mean()),

@@ -153,10 +153,12 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     assert set(nim["concurrency"]) == {1, 2, 5, 10, 25, 50, 100, 150, 200, 250}
     first = RUNS_FILE.read_text().splitlines()[1].split(",")
     assert first[0] == "meta-llama3-8b-instruct" and float(first[11]) * 1e-9 == pytest.approx(runs["ttft_mean_s"][0])
-    assert len(ix) == 53 and set(ix["engine"]) == {"sglang", "trtllm"} and set(ix["model"]) == {"deepseek-v3"}
+    assert len(ix) == 75 and set(ix["engine"]) == {"sglang", "trtllm"} and set(ix["model"]) == {"deepseek-v3"}
     assert set(ix["cluster"]) == {"hgx-h200-ndr", "hgx-b200-ndr", "mi300x-node"} and (ix["length_low"] == 0.8).all()
+    assert set(ix["precision"]) == {"fp8", "nvfp4, fp8 KV"} and ix["attention_dp"].sum() == 3
+    assert set(ix[ix["precision"] != "fp8"]["cluster"]) == {"hgx-b200-ndr"}
     line = INFERENCEX_FILE.read_text().splitlines()[1].split(",")
-    assert float(line[12]) == ix["ttft_mean_s"].iloc[0] and float(line[15]) == ix["tpot_mean_s"].iloc[0]
+    assert float(line[13]) == ix["ttft_mean_s"].iloc[0] and float(line[16]) == ix["tpot_mean_s"].iloc[0]
 
 
 def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
@@ -182,8 +184,10 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
     )
     assert row["ttft_s"] == pytest.approx(simulated.ttft_s.mean())  # fixed lengths draw the stated ones
     assert row["ttft_error"] == pytest.approx(row["ttft_s"] / row["ttft_mean_s"] - 1)
-    unfit = check.concurrency_check(runs[(runs["cluster"] == "hgx-b200-ndr") & (runs["chips"] == 4)])
-    assert unfit.loc[unfit["engine"] == "sglang", "ttft_s"].isna().all()  # no cache under SGLang's defaults
+    four = runs[(runs["cluster"] == "hgx-b200-ndr") & (runs["chips"] == 4) & (runs["engine"] == "sglang")]
+    unfit = check.concurrency_check(four)
+    assert unfit.loc[unfit["precision"] == "fp8", "ttft_s"].isna().all()  # no cache under SGLang's defaults
+    assert unfit.loc[unfit["precision"] != "fp8", "ttft_s"].notna().all()  # NVFP4's weights leave room for one
 
 
 def test_the_stored_request_overhead_is_its_fit():

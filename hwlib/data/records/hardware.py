@@ -11,7 +11,7 @@ from types import MappingProxyType
 
 from hwlib._checks import describe, one_of
 from hwlib.data.records.quantities import SOURCES, Sourced
-from hwlib.units import BYTES_PER_ELEMENT
+from hwlib.units import BYTES_PER_ELEMENT, element_dtype
 
 
 def _float(quantity: Sourced | None) -> float | None:
@@ -138,10 +138,12 @@ class Chip:
         return self._peaks
 
     def peak(self, dtype: str) -> float:
-        """Dense peak FLOP/s for ``dtype``; KeyError naming the dtypes this record has."""
-        if dtype not in self._peaks:
+        """Dense peak FLOP/s for ``dtype`` (a block-scaled format at its element dtype's peak,
+        ``hw.units.element_dtype``); KeyError naming the dtypes this record has."""
+        element = element_dtype(dtype)
+        if element not in self._peaks:
             raise KeyError(f"dtype {dtype!r}: {self.label} has no sourced peak for it; it has {sorted(self._peaks)}")
-        return self._peaks[dtype]
+        return self._peaks[element]
 
     def require(self, *names: str) -> Chip:
         """This record if it has every field in ``names``, else a ValueError naming the missing ones."""
