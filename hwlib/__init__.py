@@ -14,7 +14,12 @@ from __future__ import annotations
 
 import types
 
-from hwlib import measure, viz  # loaded on first use: hw.viz.plot_roofline, hw.measure.measure_matmul
+from hwlib import (
+    cost_check,  # hw.cost_check.gpu_hours_check
+    costs,  # hw.costs.serving_cost
+    measure,  # loaded on first use: hw.measure.measure_matmul
+    viz,  # loaded on first use: hw.viz.plot_roofline
+)
 from hwlib.calibration_fit import calibration, forecast_band
 from hwlib.collectives import (
     allreduce_time_s,

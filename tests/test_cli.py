@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 import hwlib as hw
+from hwlib.cli import SERVE_CONTEXT
 from hwlib.training.plan import best_step
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -854,3 +855,28 @@ def test_simulate_splits_an_moe_by_experts_and_its_attention_by_sequences():
     assert "experts whole on each chip, attention data-parallel" in " ".join(text.split())
     bad = cli(*base, *load, "--attention-dp")
     assert bad.returncode == 2 and "attention_dp needs expert_parallel=True" in bad.stderr
+
+
+def test_serve_train_and_simulate_price_their_answers():
+    serve = json.loads(ok("serve", "--model", "llama-3-8b", "--chip", "H100-SXM", "--chips", "1", "--batch", "32",
+                          "--precision", "fp8", "--price-per-chip-hour", "3", "--pue", "1.2", "--json"))  # fmt: skip
+    model, chip = hw.model("llama-3-8b"), hw.chip("H100-SXM")
+    step = hw.inference_step(model, chip, 32, SERVE_CONTEXT, 1, 1, **hw.PRECISIONS["fp8"])
+    cost = hw.costs.serving_cost(step.forecast_tokens_per_s, chip, bound_tokens_per_s_per_chip=step.tokens_per_s,
+                                 price=3.0, pue=1.2)  # fmt: skip
+    assert serve["usd_per_million_output_tokens"] == pytest.approx(cost.usd_per_million_tokens)
+    assert serve["bound_usd_per_million_output_tokens"] == pytest.approx(cost.bound_usd_per_million_tokens)
+    assert serve["joules_per_output_token"] == pytest.approx(cost.joules_per_token)
+    assert serve["usd_per_chip_hour"] == 3.0 and serve["pue"] == 1.2 and serve["price_key"] is None
+    train = json.loads(ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "8", "--tokens",
+                          "1000000000", "--price-per-chip-hour", "nebius-h100", "--grid-gco2-per-kwh", "gcp-us-west1",
+                          "--json"))  # fmt: skip
+    assert train["usd"] == pytest.approx(train["forecast_chip_hours"] * 23.60 / 8)
+    assert train["energy_j"] == pytest.approx(train["forecast_chip_hours"] * 3600 * 700 * 1.15)
+    assert train["co2e_kg"] == pytest.approx(train["energy_j"] / 3.6e6 * 97.85 / 1e3)
+    assert train["price_key"] == "nebius-h100" and train["bound_usd"] < train["usd"]
+    simulated = json.loads(ok("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--rate", "2", "--requests",
+                              "40", "--json"))  # fmt: skip
+    assert simulated["usd_per_million_output_tokens"] > 0 and simulated["price_key"] == "aws-p5-h100"
+    tpu = json.loads(ok("serve", "--model", "llama-3-8b", "--chip", "v5e", "--chips", "4", "--json"))
+    assert tpu["usd_per_chip_hour"] == 1.2 and tpu["joules_per_output_token"] is None  # no TDP: dollars only

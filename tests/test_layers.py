@@ -61,6 +61,8 @@ TOPICS = (
     "training.squeeze",
     "training.run",
     "calibration_fit",
+    "costs",
+    "cost_check",
 )
 LAYERS = ("bottom", "data", "topic", "measure", "viz", "top")
 HEAVY = ("matplotlib", "pandas", "ipywidgets", "jax")

@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 
 import hwlib as hw
 from hwlib.cli import options as option_types
+from hwlib.cli.costing import add_cost_options
 from hwlib.cli.listing import run_list
 from hwlib.cli.options import MESH_AXES, count, efficiency, fraction, mesh, milliseconds, precision
 from hwlib.cli.serving_commands import run_serve
@@ -298,6 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     shown.add_argument("--all", action="store_true", help="every mesh, each that does not fit with the reason")
 
     add_simulate(subparsers, _command, _model_options, option_types)
+    for name in ("serve", "train", "simulate"):
+        add_cost_options(subparsers.choices[name])
 
     listing = _command(
         subparsers, "list", "the names an option accepts", "hwlib list chips --csv", run_list, table=True

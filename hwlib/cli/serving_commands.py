@@ -10,6 +10,7 @@ import argparse
 import math
 
 import hwlib as hw
+from hwlib.cli.costing import add_token_cost
 from hwlib.cli.options import load_efficiency, load_model
 from hwlib.cli.report import Report, add_band, rate, seconds
 
@@ -205,6 +206,13 @@ def run_serve(args: argparse.Namespace) -> Report:
     fields.add(
         ("compute-bound from batch", f"{turn:,.0f}" if math.isfinite(turn) else "never (memory-bound)"),
         {"compute_bound_batch": turn},
+    )
+    per_chip = step.forecast_tokens_per_s / n
+    add_token_cost(
+        fields,
+        args,
+        chip,
+        lambda **o: hw.costs.serving_cost(per_chip, chip, bound_tokens_per_s_per_chip=step.tokens_per_s_per_chip, **o),
     )
     for name, key, target_ms, forecast in (
         ("time per output token", "tpot_target_met", args.tpot_ms, step.forecast_time_s),

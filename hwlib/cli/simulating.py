@@ -6,6 +6,7 @@ import argparse
 import math
 
 import hwlib as hw
+from hwlib.cli.costing import add_token_cost
 from hwlib.cli.options import load_efficiency, load_model
 from hwlib.cli.report import Report, Table, add_band, rate, seconds
 from hwlib.data.request_traces import TRACES
@@ -29,13 +30,8 @@ def _speculation(args: argparse.Namespace) -> hw.Speculation | None:
         return None
     if args.acceptance is None:
         raise ValueError("--draft-tokens needs --acceptance (the chance each draft token is accepted)")
-    draft = (
-        "mtp"
-        if args.draft is None
-        else args.draft.replace("-", " ")
-        if args.draft in CLI_DRAFTS
-        else hw.model(args.draft)
-    )
+    draft = args.draft or "mtp"
+    draft = draft.replace("-", " ") if draft in (*CLI_DRAFTS, "mtp") else hw.model(draft)
     return hw.Speculation(args.draft_tokens, args.acceptance, draft)
 
 
@@ -240,9 +236,9 @@ def run_simulate(args: argparse.Namespace) -> Report:
         table.add(
             (label, *map(seconds, values)), {"metric": metric, **{f"p{q}_s": v for q, v in zip(PERCENTILES, values)}}
         )
-    fields = report.fields()
+    fields, chip = report.fields(), hw.chip(args.chip) if args.chip else where.chip
     if args.estimate == "forecast":  # each step's error, for the run's kind
-        add_band(fields, hw.forecast_band("serving", model, hw.chip(args.chip) if args.chip else where.chip))
+        add_band(fields, hw.forecast_band("serving", model, chip))
     fields.add(
         ("output tokens/s", rate(result.output_tokens_per_s)), {"output_tokens_per_s": result.output_tokens_per_s}
     )
@@ -256,6 +252,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
         )
     fields.add(("steps", f"{len(result.step_end_s):,}"), {"steps": len(result.step_end_s)})
     fields.add(("preemptions", f"{result.preemptions:,}"), {"preemptions": result.preemptions})
+    add_token_cost(fields, args, chip, lambda **options: hw.costs.simulated_cost(result, chip, **options))
     report.note(
         "(each step priced by hwlib's step model; the forecast is what engines reach, the bound every chip at its "
         "peak; queueing, batching, the paged cache and preemption are the simulation's; goodput is the requests "

@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 
 import hwlib as hw
+from hwlib.cli.costing import add_run_cost
 from hwlib.cli.options import MESH_AXES, load_efficiency, load_model
 from hwlib.cli.report import Report, add_band, rate, seconds
 from hwlib.training.plan import best_step
@@ -106,7 +107,7 @@ def _mesh_sizes(mesh: hw.Mesh) -> dict[str, int]:
     return {axis: getattr(mesh, axis) for axis in MESH_AXES}
 
 
-def _whole_run(fields: object, step: object, args: argparse.Namespace, run: object) -> None:
+def _whole_run(fields: object, step: object, args: argparse.Namespace, run: object, chip: hw.Chip) -> None:
     """A whole run's line: its tokens (a target's, with a critical batch), steps, days and chip-hours."""
     tokens = run.tokens if run is not None else float(args.tokens)
     steps = tokens / args.global_batch_tokens
@@ -128,6 +129,7 @@ def _whole_run(fields: object, step: object, args: argparse.Namespace, run: obje
             "bound_chip_hours": hours["bound"],
         },
     )
+    add_run_cost(fields, args, chip, lambda **options: hw.costs.training_cost(step, chip, tokens=tokens, **options))
 
 
 def _tuning(args: argparse.Namespace) -> str:
@@ -281,7 +283,7 @@ def run_train(args: argparse.Namespace) -> Report:
         {"bound_mfu": step.mfu, "bound_time_s": step.time_s, "bound_tokens_per_s": step.tokens_per_s},
     )
     if args.tokens:
-        _whole_run(fields, step, args, run)
+        _whole_run(fields, step, args, run, cluster.chip)
     report.add_verdict(fields, "fits", f"yes: {memory} per chip", memory_per_chip_bytes=step.memory_per_chip_bytes)
     comm = report.table("communication", ("communication (bound)", "time", "not hidden"), align="lrr")
     for name, time in step.comm_time_s.items():

@@ -1,0 +1,73 @@
+"""The cost model against what training runs' authors state: GPU-hours of a whole pre-training from the forecast of
+its measured mesh, and a model card's emissions from its GPU-hours, its power and one grid intensity. Chapter
+:ref:`ch-costs`.
+"""
+
+from __future__ import annotations
+
+from hwlib.costs import JOULES_PER_KWH, SECONDS_PER_HOUR, record_value
+from hwlib.data import prices
+from hwlib.data import training_runs as all_training_runs
+from hwlib.data.prices import PUBLISHED_RUN_COSTS
+from hwlib.training.plan import training_run_bound
+
+GRAMS_PER_TONNE = 1e6
+
+
+def gpu_hours_check() -> object:
+    """Per run whose authors state its pre-training tokens and GPU-hours: the GPU-hours its measured mesh and batch
+    take through those tokens at the forecast's and the bound's tokens per second (``training_run_bound``), the
+    published figure and the forecast's error (forecast over published, minus 1). Chapter :ref:`ch-costs`."""
+    import pandas as pd
+
+    runs = {run.key: run for run in all_training_runs()}
+    rows = {}
+    for published in PUBLISHED_RUN_COSTS:
+        if not published.run_key or published.tokens is None:
+            continue
+        _, step = training_run_bound(runs[published.run_key])
+        tokens, hours = float(published.tokens.value), float(published.gpu_hours.value)
+        per_token_s = step.n_chips / SECONDS_PER_HOUR
+        forecast = tokens / float(step.forecast_tokens_per_s) * per_token_s
+        rows[published.key] = {
+            "GPUs": step.n_chips,
+            "tokens": tokens,
+            "published GPU-hours": hours,
+            "forecast GPU-hours": forecast,
+            "bound GPU-hours": tokens / float(step.tokens_per_s) * per_token_s,
+            "error (%)": 100 * (forecast / hours - 1),
+        }
+    return pd.DataFrame(rows).T
+
+
+def emissions_check(pue: object = None, fitted_on: str = "llama-3.1-405b") -> object:
+    """A model card's location-based emissions rebuilt as GPU-hours x power x PUE x grid intensity: the intensity
+    (gCO2e/kWh) the card implies for the run ``fitted_on`` at ``pue`` (a number or a key of
+    ``hwlib.data.prices.PUES``; default Meta's, whose cards these are), then every card run's emissions at it, with
+    the error (rebuilt over stated, minus 1). The card states neither its PUE nor its intensity: both are inferred.
+    Chapter :ref:`ch-costs`."""
+    import pandas as pd
+
+    factor = record_value("pue", "meta-2021" if pue is None else pue, prices.PUES, prices.DEFAULT_PUE)
+    stated = [run for run in PUBLISHED_RUN_COSTS if run.co2e is not None]
+    by_key = {run.key: run for run in stated}
+    if fitted_on not in by_key:
+        raise KeyError(f"fitted_on {fitted_on!r}: choose a run whose card states emissions, one of {sorted(by_key)}")
+
+    def kwh(run: object) -> float:
+        return float(run.gpu_hours.value) * SECONDS_PER_HOUR * float(run.power.value) * factor / JOULES_PER_KWH
+
+    intensity = float(by_key[fitted_on].co2e.value) * 1e3 / kwh(by_key[fitted_on])
+    rows = {
+        run.key: {
+            "GPU-hours": float(run.gpu_hours.value),
+            "energy (MWh)": kwh(run) / 1e3,
+            "stated (tCO2e)": float(run.co2e.value) / 1e3,
+            "rebuilt (tCO2e)": kwh(run) * intensity / GRAMS_PER_TONNE,
+            "grid (gCO2e/kWh)": intensity,
+        }
+        for run in stated
+    }
+    table = pd.DataFrame(rows).T
+    table["error (%)"] = 100 * (table["rebuilt (tCO2e)"] / table["stated (tCO2e)"] - 1)
+    return table
