@@ -1,13 +1,17 @@
-"""The cost model against what training runs' authors state: GPU-hours of a whole pre-training from the forecast of
-its measured mesh, and a model card's emissions from its GPU-hours, its power and one grid intensity. Chapter
-:ref:`ch-costs`.
+"""The cost model against what was published: GPU-hours of a whole pre-training from the forecast of its measured
+mesh, a model card's emissions from its GPU-hours, its power and one grid intensity, and the power of whole systems
+measured under load. Chapter :ref:`ch-costs`.
 """
 
 from __future__ import annotations
 
+import numpy as np
+
 from hwlib.costs import JOULES_PER_KWH, SECONDS_PER_HOUR, record_value
-from hwlib.data import prices
+from hwlib.data import calibrated, prices
+from hwlib.data import chip as find_chip
 from hwlib.data import training_runs as all_training_runs
+from hwlib.data.power_runs import POWER_RUNS, SYSTEM_RATINGS
 from hwlib.data.prices import PUBLISHED_RUN_COSTS
 from hwlib.training.plan import training_run_bound
 
@@ -71,3 +75,46 @@ def emissions_check(pue: object = None, fitted_on: str = "llama-3.1-405b") -> ob
     table = pd.DataFrame(rows).T
     table["error (%)"] = 100 * (table["rebuilt (tCO2e)"] / table["stated (tCO2e)"] - 1)
     return table
+
+
+def _share_of_tdp(run: object) -> float:
+    return float(run.power.value) / run.n_chips / float(find_chip(run.chip_key).tdp_w)
+
+
+def power_fit(left_out: str = "") -> float:
+    """The system power per GPU under load over the GPU's TDP, the mean over the measured systems in the fit
+    (``hwlib.data.power_runs``, those without ``outside_model``), without the source ``left_out`` (the value stored
+    as ``calibrated.SYSTEM_POWER_PER_TDP``). Chapter :ref:`ch-costs`."""
+    shares = [_share_of_tdp(run) for run in POWER_RUNS if not run.outside_model and run.source != left_out]
+    if not shares:
+        raise ValueError(f"left_out {left_out!r} leaves no measured system in the fit")
+    return float(np.mean(shares))
+
+
+def power_check() -> object:
+    """Per measured system (``hwlib.data.power_runs``): its watts per GPU at the wall, the forecast's (the stored
+    multiple of the TDP), the forecast fitted without the run's source, their errors (forecast over measured, minus
+    1), the bound (the rated system power per GPU, where a rating is sourced) and, where a throughput is stated, the
+    measured joules per token. Chapter :ref:`ch-costs`."""
+    import pandas as pd
+
+    stored = calibrated.SYSTEM_POWER_PER_TDP.value
+    rows = {}
+    for run in POWER_RUNS:
+        tdp = float(find_chip(run.chip_key).tdp_w)
+        measured = float(run.power.value) / run.n_chips
+        rating = SYSTEM_RATINGS.get(run.chip_key)
+        rows[run.key] = {
+            "source": run.source,
+            "kind": run.kind,
+            "chip": run.chip_key,
+            "measured W per GPU": measured,
+            "forecast W per GPU": stored * tdp,
+            "error (%)": 100 * (stored * tdp / measured - 1),
+            "error, leave source out (%)": 100 * (power_fit(left_out=run.source) * tdp / measured - 1),
+            "bound W per GPU": float(rating[1].value) / rating[0] if rating else np.nan,
+            "measured J per token": float(run.power.value) / run.tokens_per_s if run.tokens_per_s else np.nan,
+            "in fit": not run.outside_model,
+            "why not": run.outside_model,
+        }
+    return pd.DataFrame(rows).T.infer_objects()

@@ -1,8 +1,9 @@
 """What chip time costs: dollars, energy and CO2e of a training run or of served tokens.
 
-Chip time t_chip (chip-seconds) is bought by the chip-hour at a price p, and each chip draws at most its rated power
-P (its TDP, the power Meta's Llama 3.1 model card charges each GPU-hour with); the facility draws PUE times that, and
-its grid emits g grams of CO2 per kWh drawn:
+Chip time t_chip (chip-seconds) is bought by the chip-hour at a price p; under load a system draws P per chip at the
+wall, hosts, fans and NICs included (by default ``calibrated.SYSTEM_POWER_PER_TDP`` times the chip's TDP, fitted on
+measured systems: ``hwlib.cost_check.power_check``); the facility draws PUE times that, and its grid emits g grams of
+CO2 per kWh drawn:
 
     dollars = p t_chip / 3600,   energy = P t_chip PUE,   CO2e = g energy / 3.6e6 (g, with energy in J).
 
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwlib._checks import Number, describe, positive, scalar_or_array
-from hwlib.data import prices
+from hwlib.data import calibrated, prices
 from hwlib.data.records import Chip, require_chip
 
 SECONDS_PER_HOUR = 3600.0
@@ -104,6 +105,10 @@ class Cost:
         return self._per_token(self.bound_energy_j)
 
     @property
+    def co2e_kg_per_million_tokens(self) -> Number:
+        return self._per_token(np.asarray(self.co2e_kg) * 1e6)
+
+    @property
     def tokens_per_kwh(self) -> Number:
         return scalar_or_array(JOULES_PER_KWH / np.asarray(self.joules_per_token))
 
@@ -154,8 +159,9 @@ def cost(
     grid: object = None,
 ) -> Cost:
     """The cost of ``chip_seconds`` of ``chip`` (``bound_chip_seconds``: the bound's, default the same) over
-    ``tokens``: ``price`` as ``chip_price`` takes it; ``power_w`` per chip, default its TDP (a chip without one
-    prices no energy until it is given); ``pue`` and ``grid``
+    ``tokens``: ``price`` as ``chip_price`` takes it; ``power_w`` per chip at the wall, default the system power per
+    GPU under load, ``calibrated.SYSTEM_POWER_PER_TDP`` times its TDP (a chip without a TDP prices no energy until
+    it is given; ``power_w=chip.tdp_w`` counts the chip alone, as model cards do); ``pue`` and ``grid``
     (gCO2 per kWh) numbers or keys of ``hwlib.data.prices.PUES`` and ``GRIDS`` (defaults ``DEFAULT_PUE``,
     ``DEFAULT_GRID``). Chapter :ref:`ch-costs`."""
     chip = require_chip(chip)
@@ -164,7 +170,10 @@ def cost(
     if np.any(np.asarray(bound) > np.asarray(seconds) * (1 + 1e-9)):
         raise ValueError(f"bound_chip_seconds {describe(bound_chip_seconds)} exceeds chip_seconds; a bound is fewer")
     usd, key = chip_price(chip, price)
-    power_w = chip.tdp_w if power_w is None else float(positive("power_w", power_w))
+    if power_w is not None:
+        power_w = float(positive("power_w", power_w))
+    elif chip.tdp_w is not None:
+        power_w = calibrated.SYSTEM_POWER_PER_TDP.value * chip.tdp_w
     return Cost(
         chip_seconds=scalar_or_array(np.asarray(seconds, dtype=float)),
         bound_chip_seconds=scalar_or_array(np.asarray(bound, dtype=float)),

@@ -301,7 +301,15 @@ def test_serve_without_chips_is_serving_chips():
         f"({plan.tokens_per_s_per_chip:,.0f} tokens/s per chip); first token in "
         f"{hw.format_seconds(plan.time_to_first_token_s)}"
     ]
-    assert labels(out) == ["fewest chips", "batch within the target", "forecast", "error band", "bound, the ceiling"]
+    assert labels(out) == [
+        "fewest chips",
+        "batch within the target",
+        "forecast",
+        "error band",
+        "bound, the ceiling",
+        "cost, output tokens",
+        "cost, input tokens",
+    ]
     assert "met by the forecast" in out
 
 
@@ -429,6 +437,7 @@ def _plan(n_chips: int = 16, model: str = "llama-3-8b"):
 def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
     out = ok("plan", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "16")
     results, feasible = _plan()
+    cluster = hw.cluster("hgx-h100-ndr")
     lines = [line for line in out.splitlines() if re.match(r"\s+\d+\s{2}", line)]
     assert len(lines) == 10 < len(feasible)
     for line, (mesh, step) in zip(lines, feasible):
@@ -441,6 +450,7 @@ def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
             "-" if mesh.pp == 1 else step.schedule + (f" x{step.interleave}" if step.interleave > 1 else ""),
             hw.format_seconds(step.forecast_time_s),
             f"{100 * step.forecast_mfu:.1f} %",
+            f"{hw.costs.training_cost(step, cluster.chip, tokens=1e6).usd:,.2f}",
             hw.format_seconds(step.time_s),
             f"{step.tokens_per_s:,.0f}",
             f"{100 * step.mfu:.1f} %",
@@ -458,6 +468,7 @@ def test_plan_prints_the_ten_best_feasible_meshes_as_an_aligned_table():
         "schedule",
         "forecast step",
         "forecast MFU",
+        "$ per M tokens",
         "step (bound)",
         "tokens/s (bound)",
         "MFU (bound)",
@@ -868,13 +879,20 @@ def test_serve_train_and_simulate_price_their_answers():
     assert serve["bound_usd_per_million_output_tokens"] == pytest.approx(cost.bound_usd_per_million_tokens)
     assert serve["joules_per_output_token"] == pytest.approx(cost.joules_per_token)
     assert serve["usd_per_chip_hour"] == 3.0 and serve["pue"] == 1.2 and serve["price_key"] is None
+    assert serve["co2e_kg_per_million_output_tokens"] == pytest.approx(cost.co2e_kg_per_million_tokens)
+    prefill = hw.inference_step(model, chip, 1, 0, SERVE_CONTEXT, 1, **hw.PRECISIONS["fp8"])
+    assert serve["usd_per_million_input_tokens"] == pytest.approx(
+        3.0 * prefill.forecast_time_s / 3600 / SERVE_CONTEXT * 1e6
+    )
     train = json.loads(ok("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", "--chips", "8", "--tokens",
                           "1000000000", "--price-per-chip-hour", "nebius-h100", "--grid-gco2-per-kwh", "gcp-us-west1",
                           "--json"))  # fmt: skip
     assert train["usd"] == pytest.approx(train["forecast_chip_hours"] * 23.60 / 8)
-    assert train["energy_j"] == pytest.approx(train["forecast_chip_hours"] * 3600 * 700 * 1.15)
+    wall = hw.data.calibrated.SYSTEM_POWER_PER_TDP.value * 700
+    assert train["energy_j"] == pytest.approx(train["forecast_chip_hours"] * 3600 * wall * 1.15)
     assert train["co2e_kg"] == pytest.approx(train["energy_j"] / 3.6e6 * 97.85 / 1e3)
     assert train["price_key"] == "nebius-h100" and train["bound_usd"] < train["usd"]
+    assert train["chip_hours"] == pytest.approx(train["forecast_chip_hours"])
     simulated = json.loads(ok("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--rate", "2", "--requests",
                               "40", "--json"))  # fmt: skip
     assert simulated["usd_per_million_output_tokens"] > 0 and simulated["price_key"] == "aws-p5-h100"

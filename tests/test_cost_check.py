@@ -1,5 +1,6 @@
 """The cost model against published GPU-hours and a model card's emissions (hwlib.cost_check)."""
 
+import numpy as np
 import pytest
 
 import hwlib as hw
@@ -33,3 +34,22 @@ def test_each_published_cost_is_sourced():
     for run in prices.PUBLISHED_RUN_COSTS:
         assert run.gpu_hours.unit == "h" and run.gpu_hours.quoted
         assert run.co2e is None or run.co2e.unit == "kg"
+
+
+def test_system_power_is_a_fitted_multiple_of_the_tdp_and_no_system_beats_its_rating():
+    from hwlib.data.power_runs import POWER_RUNS
+
+    assert hw.cost_check.power_fit() == pytest.approx(hw.data.calibrated.SYSTEM_POWER_PER_TDP.value, abs=5e-4)
+    table = hw.cost_check.power_check()
+    assert len(table) == len(POWER_RUNS) and table["in fit"].sum() == 7
+    fitted = table[table["in fit"]]
+    assert set(fitted["source"]) == {"MLPerf Inference Power", "Brookhaven National Laboratory"}
+    assert fitted["error (%)"].abs().max() < 12 and fitted["error, leave source out (%)"].abs().max() < 25
+    rated = table.dropna(subset=["bound W per GPU"])
+    assert (rated["measured W per GPU"] < rated["bound W per GPU"]).all()  # no system draws more than its rating
+    b200 = table.loc["mlperf51-b200-air-llama2-offline"]
+    assert b200["measured W per GPU"] == pytest.approx(10401.0 / 8)
+    assert b200["measured J per token"] == pytest.approx(10401.0 / 102909.0)
+    assert hw.cost_check.power_fit(left_out="Brookhaven National Laboratory") == pytest.approx(
+        np.mean([10401.0, 10442.26, 9891.76, 9566.18, 9436.05, 9011.07]) / 8 / 1000
+    )

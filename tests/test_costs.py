@@ -14,11 +14,14 @@ def test_a_cost_is_price_times_chip_hours_and_power_times_pue_times_time():
     cost = hw.costs.cost(7200.0, H100, bound_chip_seconds=3600.0, tokens=1e6, price=3.0, pue=1.2, grid=400.0)
     assert cost.chip_hours == 2.0 and cost.bound_chip_hours == 1.0
     assert cost.usd == pytest.approx(6.0) and cost.bound_usd == pytest.approx(3.0)
-    assert cost.energy_j == pytest.approx(7200.0 * 700.0 * 1.2)  # the H100's 700 W TDP
-    assert cost.co2e_kg == pytest.approx(7200.0 * 700.0 * 1.2 / 3.6e6 * 400.0 / 1e3)
+    wall = hw.data.calibrated.SYSTEM_POWER_PER_TDP.value * 700.0  # per H100 (TDP 700 W) at the wall
+    assert cost.power_w == pytest.approx(wall) and cost.energy_j == pytest.approx(7200.0 * wall * 1.2)
+    assert cost.co2e_kg == pytest.approx(7200.0 * wall * 1.2 / 3.6e6 * 400.0 / 1e3)
     assert cost.usd_per_million_tokens == pytest.approx(6.0)
-    assert cost.joules_per_token == pytest.approx(7200.0 * 700.0 * 1.2 / 1e6)
+    assert cost.joules_per_token == pytest.approx(7200.0 * wall * 1.2 / 1e6)
+    assert hw.costs.cost(7200.0, H100, power_w=700.0, pue=1.0).energy_j == 7200.0 * 700.0  # the chip alone
     assert cost.tokens_per_kwh == pytest.approx(3.6e6 / cost.joules_per_token)
+    assert cost.co2e_kg_per_million_tokens == pytest.approx(cost.co2e_kg)
 
 
 def test_defaults_are_the_chips_list_price_a_fleet_pue_and_a_grid():

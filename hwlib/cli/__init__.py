@@ -299,7 +299,7 @@ def build_parser() -> argparse.ArgumentParser:
     shown.add_argument("--all", action="store_true", help="every mesh, each that does not fit with the reason")
 
     add_simulate(subparsers, _command, _model_options, option_types)
-    for name in ("serve", "train", "simulate"):
+    for name in ("serve", "train", "plan", "simulate"):
         add_cost_options(subparsers.choices[name])
 
     listing = _command(

@@ -66,25 +66,32 @@ def _terms_fields(cost: object) -> dict:
     }
 
 
-def add_token_cost(fields: object, args: argparse.Namespace, chip: hw.Chip, make: object) -> None:
-    """A line of dollars per million output tokens, joules per output token and tokens per kWh, forecast and bound
-    where ``make`` gives both (``hw.costs.serving_cost`` or ``simulated_cost`` with their inputs bound)."""
+def add_token_cost(
+    fields: object, args: argparse.Namespace, chip: hw.Chip, make: object, tokens: str = "output"
+) -> None:
+    """A line of dollars and kg CO2e per million ``tokens`` ("output" or "input") tokens, joules per token and tokens
+    per kWh, forecast and bound where ``make`` gives both (``hw.costs.serving_cost``, ``cost`` or ``simulated_cost``
+    with their inputs bound)."""
     cost = _cost(args, chip, make)
     if cost is None:
         return
     energy = cost.power_w is not None
     usd, bound = cost.usd_per_million_tokens, cost.bound_usd_per_million_tokens
-    shown = f"${usd:,.3g} per million output tokens (bound ${bound:,.3g})"
+    shown = f"${usd:,.3g} per million {tokens} tokens (bound ${bound:,.3g})"
     if energy:
-        shown += f", {cost.joules_per_token:,.3g} J per output token ({cost.tokens_per_kwh:,.0f} per kWh)"
+        shown += (
+            f", {cost.joules_per_token:,.3g} J per {tokens} token ({cost.tokens_per_kwh:,.0f} per kWh), "
+            f"{cost.co2e_kg_per_million_tokens:,.3g} kg CO2e per million"
+        )
     fields.add(
-        ("cost", f"{shown} {_terms(cost)}"),
+        (f"cost, {tokens} tokens", f"{shown} {_terms(cost)}"),
         {
-            "usd_per_million_output_tokens": cost.usd_per_million_tokens,
-            "bound_usd_per_million_output_tokens": cost.bound_usd_per_million_tokens,
-            "joules_per_output_token": cost.joules_per_token if energy else None,
-            "bound_joules_per_output_token": cost.bound_joules_per_token if energy else None,
-            "output_tokens_per_kwh": cost.tokens_per_kwh if energy else None,
+            f"usd_per_million_{tokens}_tokens": cost.usd_per_million_tokens,
+            f"bound_usd_per_million_{tokens}_tokens": cost.bound_usd_per_million_tokens,
+            f"joules_per_{tokens}_token": cost.joules_per_token if energy else None,
+            f"bound_joules_per_{tokens}_token": cost.bound_joules_per_token if energy else None,
+            f"{tokens}_tokens_per_kwh": cost.tokens_per_kwh if energy else None,
+            f"co2e_kg_per_million_{tokens}_tokens": cost.co2e_kg_per_million_tokens if energy else None,
             **_terms_fields(cost),
         },
     )
@@ -102,6 +109,7 @@ def add_run_cost(fields: object, args: argparse.Namespace, chip: hw.Chip, make: 
     fields.add(
         ("run cost", f"{shown} {_terms(cost)}"),
         {
+            "chip_hours": cost.chip_hours,
             "usd": cost.usd,
             "bound_usd": cost.bound_usd,
             "energy_j": cost.energy_j if energy else None,

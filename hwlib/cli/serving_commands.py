@@ -127,11 +127,30 @@ def _fewest_chips(args: argparse.Namespace, model: hw.ModelShape, chip: hw.Chip,
             "bound_time_to_first_token_s": plan.time_to_first_token_s,
         },
     )
+    rates = (plan.forecast_tokens_per_s_per_chip, plan.tokens_per_s_per_chip)
+    first = (plan.forecast_time_to_first_token_s, plan.time_to_first_token_s)
+    _add_costs(fields, args, chip, plan.n_chips, rates, first, prompt)
     report.note(
         f"(targets, met by the forecast at that batch: time per output token {seconds(tpot)}, time to first token "
         f"{seconds(ttft)}; the bound is every chip at its peak)"
     )
     return report
+
+
+def _add_costs(fields: object, args: argparse.Namespace, chip: hw.Chip, n: int, rates, prefill, prompt: int) -> None:
+    """The cost lines of output tokens (decoded at ``rates``, forecast and bound tokens/s per chip) and of input
+    tokens (``prompt`` of them prefilled on ``n`` chips in ``prefill``: a step, or its forecast and bound times)."""
+    forecast_s, bound_s = (prefill.forecast_time_s, prefill.time_s) if hasattr(prefill, "time_s") else prefill
+    add_token_cost(
+        fields, args, chip, lambda **o: hw.costs.serving_cost(rates[0], chip, bound_tokens_per_s_per_chip=rates[1], **o)
+    )
+    add_token_cost(
+        fields,
+        args,
+        chip,
+        lambda **o: hw.costs.cost(n * forecast_s, chip, bound_chip_seconds=n * bound_s, tokens=prompt, **o),
+        "input",
+    )
 
 
 def run_serve(args: argparse.Namespace) -> Report:
@@ -207,13 +226,7 @@ def run_serve(args: argparse.Namespace) -> Report:
         ("compute-bound from batch", f"{turn:,.0f}" if math.isfinite(turn) else "never (memory-bound)"),
         {"compute_bound_batch": turn},
     )
-    per_chip = step.forecast_tokens_per_s / n
-    add_token_cost(
-        fields,
-        args,
-        chip,
-        lambda **o: hw.costs.serving_cost(per_chip, chip, bound_tokens_per_s_per_chip=step.tokens_per_s_per_chip, **o),
-    )
+    _add_costs(fields, args, chip, n, (step.forecast_tokens_per_s / n, step.tokens_per_s_per_chip), prefill, prompt)
     for name, key, target_ms, forecast in (
         ("time per output token", "tpot_target_met", args.tpot_ms, step.forecast_time_s),
         ("time to first token", "ttft_target_met", args.ttft_ms, prefill.forecast_time_s),

@@ -14,6 +14,7 @@ import hwlib as hw
 from hwlib.cli.costing import add_run_cost
 from hwlib.cli.options import MESH_AXES, load_efficiency, load_model
 from hwlib.cli.report import Report, add_band, rate, seconds
+from hwlib.data.prices import DEFAULT_PRICES as PRICED_CHIPS
 from hwlib.training.plan import best_step
 from hwlib.training.run import plan_run
 
@@ -105,6 +106,12 @@ def run_memory(args: argparse.Namespace) -> Report:
 
 def _mesh_sizes(mesh: hw.Mesh) -> dict[str, int]:
     return {axis: getattr(mesh, axis) for axis in MESH_AXES}
+
+
+def _million_tokens_usd(args: argparse.Namespace, chip: hw.Chip, step: object) -> float:
+    """The forecast dollars of a million training tokens at ``step``'s pace, at the cost options' price."""
+    cost = hw.costs.training_cost(step, chip, tokens=1e6, price=args.price_per_chip_hour)
+    return float(cost.usd)
 
 
 def _whole_run(fields: object, step: object, args: argparse.Namespace, run: object, chip: hw.Chip) -> None:
@@ -324,13 +331,15 @@ def run_plan(args: argparse.Namespace) -> Report:
         reason = f"none of the {len(results):,} meshes fits" + ("" if args.all else " (--all gives each one's reason)")
         report.add_verdict(report.fields(), "fits", f"NO: {reason}", reason)
     header = ("#", "mesh", *(("fits",) * args.all), "micro", "recompute", "ZeRO", "schedule", "forecast step")
-    header += ("forecast MFU",)
+    header += ("forecast MFU", "$ per M tokens")
+    priced = args.price_per_chip_hour is not None or cluster.chip.key in PRICED_CHIPS
     header += ("step (bound)", "tokens/s (bound)", "MFU (bound)", "memory per chip", *(("why not",) * args.all))
-    table = report.table("meshes", header, "rl" + "l" * args.all + "rlrlrrrrrr" + "l" * args.all)
+    table = report.table("meshes", header, "rl" + "l" * args.all + "rlrlrrrrrrr" + "l" * args.all)
     shown = results if args.all else [(mesh, step, "") for mesh, step in feasible[: args.top]]
     for rank, (mesh, step, reason) in enumerate(shown, 1):
         fits = step is not None and step.fits
         ran = step if fits else None  # a mesh that does not fit shows no time
+        usd = _million_tokens_usd(args, cluster.chip, ran) if ran and priced else None
         cells = [
             rank,
             str(mesh),
@@ -341,6 +350,7 @@ def run_plan(args: argparse.Namespace) -> Report:
             _schedule(step) if step else "-",
             seconds(ran.forecast_time_s) if ran else "-",
             f"{100 * ran.forecast_mfu:.1f} %" if ran else "-",
+            f"{usd:,.2f}" if usd is not None else "-",
             seconds(ran.time_s) if ran else "-",
             rate(ran.tokens_per_s).removesuffix(" tokens/s") if ran else "-",
             f"{100 * ran.mfu:.1f} %" if ran else "-",
@@ -363,13 +373,16 @@ def run_plan(args: argparse.Namespace) -> Report:
                 "forecast_time_s": ran.forecast_time_s if ran else None,
                 "forecast_tokens_per_s": ran.forecast_tokens_per_s if ran else None,
                 "forecast_mfu": ran.forecast_mfu if ran else None,
+                "usd_per_million_tokens": usd,
                 "bound_time_s": ran.time_s if ran else None,
                 "bound_tokens_per_s": ran.tokens_per_s if ran else None,
                 "bound_mfu": ran.mfu if ran else None,
                 "memory_per_chip_bytes": step.memory_per_chip_bytes if step else None,
             },
         )
-    shown_best = f"the best {min(args.top, len(feasible)):,} by forecast step time"
+    shown_best = (
+        f"the best {min(args.top, len(feasible)):,} by forecast step time (on a fixed count of chips, by cost too)"
+    )
     best = "every mesh, feasible ones first by forecast step time" if args.all else shown_best
     band = hw.forecast_band("training", model, cluster.chip, feasible[0][1].micro_batches if feasible else None)
     report.note(

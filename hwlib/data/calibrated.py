@@ -40,6 +40,18 @@ SEQUENCE_OVERHEAD_S = _FIT(
 )
 """Seconds each sequence adds to every serving step (fitted)."""
 
+SYSTEM_POWER_PER_TDP = cite(
+    "hwlib.cost_check.power_fit(): the measured system powers of hwlib.data.power_runs in the fit", "2026-12-06"
+)(
+    1.247,
+    "1",
+    "fitted",
+    "A system's power at the wall under load, per GPU, over the GPU's TDP: the mean over the measured systems (MLPerf "
+    "Inference Power's B200 servers, an 8-GPU H100 node training); what the hosts, fans, NICs and power supplies add "
+    "to GPUs running near their limit.",
+)
+"""System power per GPU under load, as a multiple of the GPU's TDP (fitted)."""
+
 REQUEST_OVERHEAD_S = cite(
     "hwlib.serving.load_check.request_overhead_fit(): NIM's TensorRT-LLM runs of one client and 200-token prompts "
     "(hwlib.data.concurrency_runs)",
