@@ -106,6 +106,7 @@ def power_check() -> object:
         rating = SYSTEM_RATINGS.get(run.chip_key)
         rows[run.key] = {
             "source": run.source,
+            "system": f"{find_chip(run.chip_key).name}: {run.workload}",
             "kind": run.kind,
             "chip": run.chip_key,
             "measured W per GPU": measured,
