@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from hwlib.costs import JOULES_PER_KWH, SECONDS_PER_HOUR, record_value
+from hwlib.costs import SECONDS_PER_HOUR, record_value
 from hwlib.data import calibrated, prices
 from hwlib.data import chip as find_chip
 from hwlib.data import training_runs as all_training_runs
@@ -44,36 +44,36 @@ def gpu_hours_check() -> object:
     return pd.DataFrame(rows).T
 
 
-def emissions_check(pue: object = None, fitted_on: str = "llama-3.1-405b") -> object:
-    """A model card's location-based emissions rebuilt as GPU-hours x power x PUE x grid intensity: the intensity
-    (gCO2e/kWh) the card implies for the run ``fitted_on`` at ``pue`` (a number or a key of
-    ``hwlib.data.prices.PUES``; default Meta's, whose cards these are), then every card run's emissions at it, with
-    the error (rebuilt over stated, minus 1). The card states neither its PUE nor its intensity: both are inferred.
-    Chapter :ref:`ch-costs`."""
+def emissions_check(pue: object = 1.0) -> object:
+    """Model cards' location-based emissions rebuilt as GPU-hours x the power charged per GPU x PUE x a grid
+    intensity: per card run (``hwlib.data.prices.MODEL_CARD_RUNS``), the intensity (gCO2e/kWh) its own row implies,
+    and its emissions rebuilt at the mean of the intensities the other cards imply (each card's the mean of its
+    rows; each card left out in turn), with the
+    error (rebuilt over stated, minus 1). ``pue`` (a number or a key of ``hwlib.data.prices.PUES``) defaults to 1:
+    the cards' power is 'adjusted for power usage efficiency' already. No card states its grid. Chapter
+    :ref:`ch-costs`."""
     import pandas as pd
 
-    factor = record_value("pue", "meta-2021" if pue is None else pue, prices.PUES, prices.DEFAULT_PUE)
-    stated = [run for run in PUBLISHED_RUN_COSTS if run.co2e is not None]
-    by_key = {run.key: run for run in stated}
-    if fitted_on not in by_key:
-        raise KeyError(f"fitted_on {fitted_on!r}: choose a run whose card states emissions, one of {sorted(by_key)}")
-
-    def kwh(run: object) -> float:
-        return float(run.gpu_hours.value) * SECONDS_PER_HOUR * float(run.power.value) * factor / JOULES_PER_KWH
-
-    intensity = float(by_key[fitted_on].co2e.value) * 1e3 / kwh(by_key[fitted_on])
-    rows = {
-        run.key: {
+    factor = record_value("pue", pue, prices.PUES, prices.DEFAULT_PUE)
+    runs = prices.MODEL_CARD_RUNS
+    kwh = {run.key: float(run.gpu_hours.value) * float(run.power.value) * factor / 1e3 for run in runs}
+    implied = {run.key: float(run.co2e.value) * 1e3 / kwh[run.key] for run in runs}
+    card = {run.key: run.gpu_hours.source for run in runs}
+    by_card = {name: np.mean([implied[key] for key in implied if card[key] == name]) for name in set(card.values())}
+    rows = {}
+    for run in runs:
+        others = [value for name, value in by_card.items() if name != card[run.key]]
+        rows[run.key] = {
+            "chip": run.chip_key,
             "GPU-hours": float(run.gpu_hours.value),
-            "energy (MWh)": kwh(run) / 1e3,
+            "W per GPU": float(run.power.value),
+            "energy (MWh)": kwh[run.key] / 1e3,
             "stated (tCO2e)": float(run.co2e.value) / 1e3,
-            "rebuilt (tCO2e)": kwh(run) * intensity / GRAMS_PER_TONNE,
-            "grid (gCO2e/kWh)": intensity,
+            "implied grid (gCO2e/kWh)": implied[run.key],
+            "rebuilt, card left out (tCO2e)": kwh[run.key] * float(np.mean(others)) / GRAMS_PER_TONNE,
         }
-        for run in stated
-    }
-    table = pd.DataFrame(rows).T
-    table["error (%)"] = 100 * (table["rebuilt (tCO2e)"] / table["stated (tCO2e)"] - 1)
+    table = pd.DataFrame(rows).T.infer_objects()
+    table["error (%)"] = 100 * (table["rebuilt, card left out (tCO2e)"] / table["stated (tCO2e)"] - 1)
     return table
 
 

@@ -234,9 +234,33 @@ _LLAMA31_CARD = cite(
     "Power Consumption (W)', 'Training Location-Based Greenhouse Gas Emissions (tons CO2eq)')",
     "2026-12-06",
 )
+_LLAMA2_CARD = cite(
+    "meta-llama/llama-models, models/llama2/MODEL_CARD.md, commit d13eea5e ('Time (GPU hours)', 'Power Consumption "
+    "(W)', 'Carbon Emitted(tCO2eq)'; 'peak power capacity per GPU device for the GPUs used adjusted for power usage "
+    "efficiency')",
+    "2026-12-06",
+)
+_LLAMA3_CARD = cite(
+    "meta-llama/llama-models, models/llama3/MODEL_CARD.md, commit 1f0feb79 ('Time (GPU hours)', 'Power Consumption "
+    "(W)', 'Carbon Emitted(tCO2eq)')",
+    "2026-12-06",
+)
+_LLAMA4_CARD = cite(
+    "meta-llama/llama-models, models/llama4/MODEL_CARD.md, commit 038acb9f ('Training Time (GPU hours)', 'Training "
+    "Power Consumption (W)', 'Training Location-Based Greenhouse Gas Emissions (tons CO2eq)')",
+    "2026-12-06",
+)
 _LLAMA3_PAPER = cite("Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783 (2024), Sec. 1 (read in a text copy)")
 _CARD_POWER = _LLAMA31_CARD(700.0, "W", "H100-80GB (TDP of 700W)")
 _V3 = cite("DeepSeek-AI, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, Sec. 1 and 4.2", "2026-12-06")
+
+
+def _card(cited, key, chip_key, hours, watts, tonnes, row):
+    return PublishedRunCost(
+        key, chip_key, "", None, cited(hours, "h", row), cited(watts, "W", row), cited(tonnes * 1e3, "kg", row)
+    )
+
+
 PUBLISHED_RUN_COSTS = (
     PublishedRunCost(
         "llama-3.1-405b",
@@ -274,3 +298,16 @@ PUBLISHED_RUN_COSTS = (
     ),
 )
 """Training runs whose authors state their GPU-hours (and emissions): the checks of ``hwlib.costs``."""
+MODEL_CARD_RUNS = (
+    *(run for run in PUBLISHED_RUN_COSTS if run.co2e is not None),
+    _card(_LLAMA2_CARD, "llama-2-7b", "a100-80gb", 184320, 400, 31.22, "|Llama 2 7B|184320|400|31.22|"),
+    _card(_LLAMA2_CARD, "llama-2-13b", "a100-80gb", 368640, 400, 62.44, "|Llama 2 13B|368640|400|62.44|"),
+    _card(_LLAMA2_CARD, "llama-2-70b", "a100-80gb", 1720320, 400, 291.42, "|Llama 2 70B|1720320|400|291.42|"),
+    _card(_LLAMA3_CARD, "llama-3-8b", "h100-sxm", 1.3e6, 700, 390, "Llama 3 8B | 1.3M | 700 | 390"),
+    _card(_LLAMA3_CARD, "llama-3-70b", "h100-sxm", 6.4e6, 700, 1900, "Llama 3 70B | 6.4M | 700 | 1900"),
+    _card(_LLAMA4_CARD, "llama-4-scout", "h100-sxm", 5.0e6, 700, 1354, "| Llama 4 Scout | 5.0M | 700 | 1,354 | 0 |"),
+    _card(_LLAMA4_CARD, "llama-4-maverick", "h100-sxm", 2.38e6, 700, 645,
+          "| Llama 4 Maverick | 2.38M | 700 | 645 | 0 |"),
+)  # fmt: skip
+"""Every run whose model card states its GPU-hours, the power it charged per GPU and its location-based emissions:
+Meta's cards for Llama 2, 3, 3.1 and 4 (``hwlib.cost_check.emissions_check``)."""
