@@ -19,29 +19,40 @@ GRAMS_PER_TONNE = 1e6
 
 
 def gpu_hours_check() -> object:
-    """Per run whose authors state its pre-training tokens and GPU-hours: the GPU-hours its measured mesh and batch
-    take through those tokens at the forecast's and the bound's tokens per second (``training_run_bound``), the
-    published figure and the forecast's error (forecast over published, minus 1). Chapter :ref:`ch-costs`."""
+    """Per run whose authors state its GPU-hours and the tokens of each stage: the GPU-hours each stage's measured mesh
+    and batch take through its tokens at the forecast's and the bound's tokens per second (``training_run_bound``),
+    summed; where the text states the share of the wall time that trained, the forecast over that share too; the most
+    GPUs a stage ran on; the published figure, and the forecast's error (the latter forecast where there is one, over
+    published, minus 1). Chapter :ref:`ch-costs`."""
     import pandas as pd
 
     runs = {run.key: run for run in all_training_runs()}
     rows = {}
     for published in PUBLISHED_RUN_COSTS:
-        if not published.run_key or published.tokens is None:
+        if not published.stages:
             continue
-        _, step = training_run_bound(runs[published.run_key])
-        tokens, hours = float(published.tokens.value), float(published.gpu_hours.value)
-        per_token_s = step.n_chips / SECONDS_PER_HOUR
-        forecast = tokens / float(step.forecast_tokens_per_s) * per_token_s
+        forecast = bound = tokens = chips = 0.0
+        for run_key, stage_tokens in published.stages:
+            _, step = training_run_bound(runs[run_key])
+            chips = max(chips, step.n_chips)
+            per_token_s = step.n_chips / SECONDS_PER_HOUR
+            forecast += float(stage_tokens.value) / float(step.forecast_tokens_per_s) * per_token_s
+            bound += float(stage_tokens.value) / float(step.tokens_per_s) * per_token_s
+            tokens += float(stage_tokens.value)
+        share = float(published.effective_time.value) if published.effective_time else 1.0
+        hours = float(published.gpu_hours.value)
         rows[published.key] = {
-            "GPUs": step.n_chips,
+            "stages": len(published.stages),
+            "GPUs": chips,
             "tokens": tokens,
             "published GPU-hours": hours,
+            "bound GPU-hours": bound,
             "forecast GPU-hours": forecast,
-            "bound GPU-hours": tokens / float(step.tokens_per_s) * per_token_s,
-            "error (%)": 100 * (forecast / hours - 1),
+            "effective time": share,
+            "forecast over effective time": forecast / share,
+            "error (%)": 100 * (forecast / share / hours - 1),
         }
-    return pd.DataFrame(rows).T
+    return pd.DataFrame(rows).T.infer_objects()
 
 
 def emissions_check(pue: object = 1.0) -> object:

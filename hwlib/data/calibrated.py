@@ -125,9 +125,9 @@ def _error(
 
 
 FORECAST_ERRORS = (
-    _error("training", "MoE", "GPU", runs=18, sources=3, mean=0.424, worst=1.429, micro_batches="many"),
-    _error("training", "dense", "GPU", runs=79, sources=9, mean=0.073, worst=0.220, micro_batches="many"),
-    _error("training", "dense", "GPU", runs=13, sources=3, mean=0.098, worst=0.191, micro_batches="one"),
+    _error("training", "MoE", "GPU", runs=18, sources=3, mean=0.426, worst=1.429, micro_batches="many"),
+    _error("training", "dense", "GPU", runs=80, sources=9, mean=0.076, worst=0.230, micro_batches="many"),
+    _error("training", "dense", "GPU", runs=13, sources=3, mean=0.102, worst=0.197, micro_batches="one"),
     _error("training", "dense", "TPU", runs=35, sources=1, mean=0.104, worst=0.249, micro_batches="one"),
     _error("serving", "MoE", "GPU", runs=6, sources=1, mean=0.234, worst=0.340),
     _error("serving", "dense", "GPU", runs=55, sources=4, mean=0.180, worst=0.486),

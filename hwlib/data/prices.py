@@ -215,16 +215,17 @@ DEFAULT_GRID = "us-2023"
 
 @dataclass(frozen=True)
 class PublishedRunCost:
-    """A training run's cost as its authors state it: ``gpu_hours`` of ``chip_key`` for ``tokens`` tokens of
-    pre-training (None where the text gives none) under the measured run ``run_key`` of
-    ``hw.training_runs()`` (its mesh and batch), and where stated the power charged per GPU (``power``) and the
-    location-based ``co2e`` (kg). Chapter :ref:`ch-costs`."""
+    """A training run's cost as its authors state it: ``gpu_hours`` of ``chip_key``, and where the text gives them
+    its ``stages``, each (the key of the measured run of ``hw.training_runs()`` whose mesh and batch it ran, its
+    tokens: Sourced), the share of the wall time that trained (``effective_time``: lost to failures and restarts
+    otherwise), the power charged per GPU (``power``) and the location-based ``co2e`` (kg). Chapter
+    :ref:`ch-costs`."""
 
     key: str
     chip_key: str
-    run_key: str
-    tokens: Sourced | None
     gpu_hours: Sourced
+    stages: tuple[tuple[str, Sourced], ...] = ()
+    effective_time: Sourced | None = None
     power: Sourced | None = None
     co2e: Sourced | None = None
 
@@ -250,53 +251,55 @@ _LLAMA4_CARD = cite(
     "Power Consumption (W)', 'Training Location-Based Greenhouse Gas Emissions (tons CO2eq)')",
     "2026-12-06",
 )
-_LLAMA3_PAPER = cite("Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783 (2024), Sec. 1 (read in a text copy)")
 _CARD_POWER = _LLAMA31_CARD(700.0, "W", "H100-80GB (TDP of 700W)")
 _V3 = cite("DeepSeek-AI, 'DeepSeek-V3 Technical Report', arXiv:2412.19437, Sec. 1 and 4.2", "2026-12-06")
 
 
 def _card(cited, key, chip_key, hours, watts, tonnes, row):
-    return PublishedRunCost(
-        key, chip_key, "", None, cited(hours, "h", row), cited(watts, "W", row), cited(tonnes * 1e3, "kg", row)
-    )
+    hours, watts, co2e = cited(hours, "h", row), cited(watts, "W", row), cited(tonnes * 1e3, "kg", row)
+    return PublishedRunCost(key, chip_key, hours, power=watts, co2e=co2e)
 
 
+_LLAMA3_RUN = cite(
+    "Llama Team, 'The Llama 3 Herd of Models', arXiv:2407.21783 (2024), Sec. 1, 3.3.4 and 3.4.2 (read in a text copy)"
+)
 PUBLISHED_RUN_COSTS = (
     PublishedRunCost(
         "llama-3.1-405b",
         "h100-sxm",
-        "llama3-405b-16k-gpus",
-        _LLAMA3_PAPER(15.6e12, "1", "on 15.6T text tokens", "Pre-training; the GPU-hours also cover long context."),
         _LLAMA31_CARD(30.84e6, "h", "Llama 3.1 405B | 30.84M | 700 | 8,930 | 0"),
-        _CARD_POWER,
-        _LLAMA31_CARD(8930e3, "kg", "Llama 3.1 405B | 30.84M | 700 | 8,930 | 0"),
+        stages=(
+            ("llama3-405b-16k-gpus", _LLAMA3_RUN(15.6e12, "1", "on 15.6T text tokens", "Pre-training at 8K.")),
+            (
+                "llama3-405b-16k-gpus-131k",
+                _LLAMA3_RUN(
+                    0.8e12,
+                    "1",
+                    "This long-context pre-training stage was performed using approximately 800B training tokens",
+                    "Long context, up to 128K, on the CP 16 mesh of Table 4.",
+                ),
+            ),
+        ),
+        effective_time=_LLAMA3_RUN(
+            0.9, "1", "we achieved higher than 90% effective training time", "At least 0.9: the share is an upper end."
+        ),
+        power=_CARD_POWER,
+        co2e=_LLAMA31_CARD(8930e3, "kg", "Llama 3.1 405B | 30.84M | 700 | 8,930 | 0"),
     ),
-    PublishedRunCost(
-        "llama-3.1-70b",
-        "h100-sxm",
-        "",
-        None,
-        _LLAMA31_CARD(7.0e6, "h", "Llama 3.1 70B | 7.0M | 700 | 2,040 | 0"),
-        _CARD_POWER,
-        _LLAMA31_CARD(2040e3, "kg", "Llama 3.1 70B | 7.0M | 700 | 2,040 | 0"),
-    ),
-    PublishedRunCost(
-        "llama-3.1-8b",
-        "h100-sxm",
-        "",
-        None,
-        _LLAMA31_CARD(1.46e6, "h", "Llama 3.1 8B | 1.46M | 700 | 420 | 0"),
-        _CARD_POWER,
-        _LLAMA31_CARD(420e3, "kg", "Llama 3.1 8B | 1.46M | 700 | 420 | 0"),
-    ),
+    _card(_LLAMA31_CARD, "llama-3.1-70b", "h100-sxm", 7.0e6, 700, 2040, "Llama 3.1 70B | 7.0M | 700 | 2,040 | 0"),
+    _card(_LLAMA31_CARD, "llama-3.1-8b", "h100-sxm", 1.46e6, 700, 420, "Llama 3.1 8B | 1.46M | 700 | 420 | 0"),
     PublishedRunCost(
         "deepseek-v3",
         "h800-sxm",
-        "deepseek-v3-2048-h800",
-        _V3(14.8e12, "1", "We pre-train DeepSeek-V3 on 14.8T high-quality and diverse tokens"),
         _V3(2664e3, "h", "our pre-training stage is completed in less than two months and costs 2664K GPU hours"),
+        stages=(
+            (
+                "deepseek-v3-2048-h800",
+                _V3(14.8e12, "1", "We pre-train DeepSeek-V3 on 14.8T high-quality and diverse tokens"),
+            ),
+        ),
     ),
-)
+)  # fmt: skip
 """Training runs whose authors state their GPU-hours (and emissions): the checks of ``hwlib.costs``."""
 MODEL_CARD_RUNS = (
     *(run for run in PUBLISHED_RUN_COSTS if run.co2e is not None),

@@ -54,6 +54,21 @@ RUNS: tuple[TrainingRun, ...] = (
             measured=_LLAMA3(0.41, "1", "| 16,384 | 8 | 1 | 16 | 128 | 8,192 | 16 | 16M | 400 | 41% |"),
             note="As the 8,192-GPU row, with twice the data-parallel ranks and half the batch per rank.",
         ),
+        TrainingRun(
+            key="llama3-405b-16k-gpus-131k",
+            source="Llama 3 405B pre-training, Llama Team 2024, Table 4",
+            model=_MODEL["llama-3.1-405b"],
+            cluster_key="hgx-h100-ndr",
+            mesh={"tp": 8, "cp": 16, "pp": 16, "fsdp": 8},
+            global_batch_sequences=16 * 8,
+            seq_len=131072,
+            recompute="none",
+            dtype="bf16",
+            metric="mfu",
+            measured=_LLAMA3(0.38, "1", "| 16,384 | 8 | 16 | 16 | 8 | 131,072 | 16 | 16M | 380 | 38% |"),
+            note="The long-context stage of the 16,384-GPU run: context parallelism over 16 GPUs for sequences of "
+            "131,072 tokens, 16M tokens per step as at 8K.",
+        ),
     )
     + tuple(
         TrainingRun(

@@ -310,5 +310,5 @@ def test_negative_moe_overheads_are_refused(name):
 
 def test_the_moe_band_is_printed_with_its_runs_and_sources():
     band = hw.forecast_band("training", QWEN3, H100.chip, micro_batches=64)
-    assert band.runs >= 18 and band.sources >= 3 and band.mean == pytest.approx(0.424)
+    assert band.runs >= 18 and band.sources >= 3 and band.mean == pytest.approx(0.426)
     assert f"{100 * band.mean:.0f} %" in band.text
