@@ -113,6 +113,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--list", choices=LISTS, metavar="WHAT", help=f"print the names an option accepts: {', '.join(LISTS)}"
     )
+    parser.add_argument("--version", action="version", version=f"hwlib {hw.__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
     memory = _command(
