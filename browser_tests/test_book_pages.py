@@ -109,7 +109,9 @@ def visit(request, browser, site_url):
     taken before any check clicks or narrows it."""
     page_visit = PageVisit(browser, site_url, request.param)
     SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-    page_visit.page.screenshot(path=SCREENSHOTS / f"{_name(request.param)}.png", full_page=True, animations="disabled")
+    page_visit.page.screenshot(
+        path=SCREENSHOTS / f"{_name(request.param)}.png", full_page=True, animations="disabled", timeout=120_000
+    )  # the API appendix is some 100,000 px tall
     yield page_visit
     page_visit.page.close()
 
@@ -365,6 +367,26 @@ def test_wide_equations_tables_and_code_fit_or_scroll(visit, width):
     finally:
         visit.page.set_viewport_size({"width": 1280, "height": 900})
     assert problems == [], f"at {WIDTHS[width]['width']} px: {problems}"
+
+
+LAPTOP_WIDTHS = (1200, 1300)
+"""Windows of a laptop, where both sidebars are shown beside the text."""
+CODE_CELLS_THAT_SCROLL = """() => Array.from(document.querySelectorAll("article div.cell_input pre"))
+  .filter(pre => pre.getBoundingClientRect().width && pre.scrollWidth > pre.clientWidth + 1)
+  .map(pre => `${pre.closest("[id]") ? "#" + pre.closest("[id]").id + ": " : ""}` +
+              pre.textContent.split("\\n").reduce((a, b) => (b.length > a.length ? b : a), "").slice(0, 60))"""
+
+
+@pytest.mark.parametrize("width", LAPTOP_WIDTHS)
+def test_code_cells_fit_the_column_on_a_laptop(visit, width):
+    """At 1200 and 1300 px, beside both sidebars, every code cell (at most 80 characters a line) fits the text's
+    column: none scrolls sideways."""
+    visit.page.set_viewport_size({"width": width, "height": 900})
+    try:
+        scrolling = visit.page.evaluate(CODE_CELLS_THAT_SCROLL)
+    finally:
+        visit.page.set_viewport_size({"width": 1280, "height": 900})
+    assert scrolling == [], f"at {width} px these code cells scroll sideways: {scrolling}"
 
 
 CAPTION_CONTRAST = r"""() => {
