@@ -247,3 +247,43 @@ def test_other_bad_options_are_named(call, error, words):
 def test_lookups_name_the_callers_parameter(call, words):
     with pytest.raises(TypeError, match=words):
         call()
+
+
+# --- the rules for what a simulation and the calculator take (each kind of bad input, not each case) ---
+
+H100 = hw.chip("H100-SXM")
+
+
+@pytest.mark.parametrize(
+    ("options", "match"),
+    [
+        # sizes are checked before anything is allocated
+        (dict(n_requests=10**12), "n_requests=1,000,000,000,000 is more than"),
+        (dict(arrival_rate_per_s=1e-300), "arrival_rate_per_s=1e-300 spreads"),
+        # errors name the argument given
+        (dict(prompt_len=np.array([10, 20, 30])), "prompt_len must be one length or n_requests=10"),
+        (dict(where=hw.cluster("hgx-h100-ndr"), n_chips=8, prefill_chips=3), "prefill_chips=3 must divide"),
+        (dict(where=hw.cluster("hgx-h100-ndr"), n_chips=8, prefill_chips=2), r"n_chips - prefill_chips=6 must"),
+        # nonsense is refused, not cut or ignored
+        (dict(prompt_len=1000, prefix_tokens=2000, prefix_hit_rate=0.5), "prefix_tokens=2,000 must be shorter"),
+        (dict(prefix_hit_rate=0.5), "prefix_hit_rate=0.5 finds nothing to reuse"),
+    ],
+)
+def test_a_simulation_refuses_what_it_cannot_take_and_names_it(options, match):
+    call = dict(model=LLAMA, where=H100, n_chips=1, n_requests=10) | options
+    with pytest.raises(ValueError, match=match):
+        hw.simulate_serving(call.pop("model"), call.pop("where"), call.pop("n_chips"), **call)
+
+
+def test_limits_above_what_the_requests_fill_never_bind_and_allocate_nothing():
+    loose = hw.simulate_serving(LLAMA, H100, 1, n_requests=10, max_batch_tokens=10**12, max_sequences=10**12)
+    tight = hw.simulate_serving(LLAMA, H100, 1, n_requests=10, max_batch_tokens=10 * 1024 + 10, max_sequences=10)
+    np.testing.assert_allclose(loose.ttft_s, tight.ttft_s)
+    np.testing.assert_allclose(loose.finish_s, tight.finish_s)
+
+
+def test_a_drafter_and_expert_parallelism_within_what_exists():
+    with pytest.raises(ValueError, match="draft_tokens=1,000,000 is more than the 64"):
+        hw.Speculation(10**6, 0.7, "one layer")
+    with pytest.raises(ValueError, match="8 routed experts per layer"):
+        hw.inference_step(hw.model("mixtral-8x7b"), H100, 1, 100, 1, 16, expert_parallel=True)

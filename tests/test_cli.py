@@ -898,3 +898,37 @@ def test_serve_train_and_simulate_price_their_answers():
     assert simulated["usd_per_million_output_tokens"] > 0 and simulated["price_key"] == "aws-p5-h100"
     tpu = json.loads(ok("serve", "--model", "llama-3-8b", "--chip", "v5e", "--chips", "4", "--json"))
     assert tpu["usd_per_chip_hour"] == 1.2 and tpu["joules_per_output_token"] is None  # no TDP: dollars only
+
+
+def test_a_key_given_twice_is_refused():
+    for option, value in (("--mesh", "dp=2,dp=4"), ("--efficiency", "matmul=0.5,matmul=0.6")):
+        result = cli("train", "--model", "llama-3-8b", "--cluster", "hgx-h100-ndr", option, value)
+        assert result.returncode == 2 and "twice" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_every_failure_is_one_line_and_long_ones_are_cut(tmp_path, monkeypatch, capsys):
+    import hwlib.cli as calculator
+
+    deep = tmp_path / "deep.json"
+    deep.write_text("[" * 100_000 + "]" * 100_000)
+    result = cli("serve", "--config", deep, "--chip", "H100-SXM")
+    assert result.returncode == 2 and result.stderr.count("\n") == 1 and "too large" in result.stderr
+
+    def broken(args):
+        raise RuntimeError("x" * 10_000)
+
+    monkeypatch.setattr(calculator, "run_serve", broken)
+    parser = calculator.build_parser
+    monkeypatch.setattr(
+        calculator, "build_parser", lambda: _with_run(parser(), "serve", broken)
+    )  # the subcommand's function, replaced
+    status = calculator.main(["serve", "--model", "llama-3-8b", "--chip", "H100-SXM", "--chips", "1"])
+    err = capsys.readouterr().err
+    assert status == calculator.INTERNAL_ERROR and err.count("\n") == 1
+    assert err.startswith("hwlib serve: internal error (RuntimeError): ")
+    assert len(err) < calculator.LONGEST_MESSAGE + 100 and "(10,000 characters)" in err
+
+
+def _with_run(parser, command, run):
+    parser._subparsers._group_actions[0].choices[command].set_defaults(run=run)
+    return parser

@@ -55,8 +55,16 @@ class _Parser(argparse.ArgumentParser):
         self.exit(USAGE_ERROR, f"{self.prog}: error: {_one_line(message)} (see {self.prog} --help)\n")
 
 
+LONGEST_MESSAGE = 2000
+"""The most characters of an error or warning line the calculator prints (a config with thousands of unknown keys
+would print megabytes)."""
+INTERNAL_ERROR = 3
+"""The exit status of a failure that is not the input's fault (a bug in hwlib, or a resource run out)."""
+
+
 def _one_line(text: object) -> str:
-    return " ".join(str(text).split())
+    line = " ".join(str(text).split())
+    return line if len(line) <= LONGEST_MESSAGE else line[: LONGEST_MESSAGE - 40] + f" ... ({len(line):,} characters)"
 
 
 def _model_options(parser: argparse.ArgumentParser, chip: bool = True) -> None:
@@ -333,4 +341,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         message = error.args[0] if isinstance(error, KeyError) and error.args else error
         print(f"{prog}: error: {_one_line(message)}", file=sys.stderr)
         return USAGE_ERROR
+    except (RecursionError, MemoryError) as error:  # the input is too deep or too large to take
+        print(f"{prog}: error: the input is too large to take ({type(error).__name__})", file=sys.stderr)
+        return USAGE_ERROR
+    except Exception as error:  # not the input's fault: one line naming it, not a traceback
+        print(f"{prog}: internal error ({type(error).__name__}): {_one_line(error)}", file=sys.stderr)
+        return INTERNAL_ERROR
     return 0 if report.fits else DOES_NOT_FIT

@@ -80,6 +80,8 @@ def mesh(text: str) -> dict[str, int]:
         axis, _, size = item.partition("=")
         if axis not in MESH_AXES or not size:
             raise argparse.ArgumentTypeError(f"must be axis=size pairs over {', '.join(MESH_AXES)}, got {text!r}")
+        if axis in sizes:
+            raise argparse.ArgumentTypeError(f"names {axis} twice in {text!r}: give each axis once")
         sizes[axis] = count(size)
     if not sizes:
         raise argparse.ArgumentTypeError(f"must name at least one axis, e.g. dp=8,tp=4, got {text!r}")
@@ -95,6 +97,8 @@ def efficiency(text: str) -> dict[str, object]:
     values: dict[str, object] = {}
     for item in filter(None, text.replace(" ", "").split(",")):
         name, _, value = item.partition("=")
+        if name in values:
+            raise argparse.ArgumentTypeError(f"names {name} twice in {text!r}: give each once")
         if name == "quantization" and value in ("on", "off"):
             values[name] = value == "on"
             continue

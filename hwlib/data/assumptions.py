@@ -51,3 +51,16 @@ ACTIVATION_OFFLOAD_LAYERS_ON_CHIP = 2
 layer computing and the one whose activations are on the host link, double-buffered as offloading runtimes do
 (Transformer Engine's CPU offload context, DeepSpeed's activation checkpointing to the CPU). Everything else waits
 in host memory; one layer more or less moves little beside a whole stage's activations."""
+
+MOST_SIMULATED_REQUESTS = 10_000_000
+"""The most requests ``simulate_serving`` takes in one call: ten million, a day of a busy service at over a hundred
+requests a second; a simulation holds a few arrays of this length, and larger counts would exhaust a laptop's
+memory (ask for fewer, or simulate a representative hour)."""
+
+LONGEST_SIMULATED_SPAN_S = 1e9
+"""The longest span of arrivals ``simulate_serving`` takes, n_requests over the arrival rate (s): about 32 years.
+Beyond it a step's milliseconds vanish in the float64 of an arrival time, and every time would print as 0."""
+
+MOST_DRAFT_TOKENS = 64
+"""The most tokens a speculative drafter proposes per step that ``hw.Speculation`` takes: beyond the draft trees
+engines verify (tens of tokens) and far beyond where the speculation chapter's measured speed-ups peak (a few)."""

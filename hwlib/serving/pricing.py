@@ -55,6 +55,11 @@ class StepPricer:
             raise ValueError(f"expert_parallel needs a mixture-of-experts model; {model.name} is dense")
         if attention_dp and not expert_parallel:
             raise ValueError("attention_dp needs expert_parallel=True: the routed experts are what the chips split")
+        if expert_parallel and n_chips > model.n_experts:
+            raise ValueError(
+                f"expert_parallel over n_chips={n_chips} leaves chips without an expert: {model.name} has "
+                f"{model.n_experts} routed experts per layer"
+            )
         if topology is not None and link_latency_s is not None:
             topology = with_latency(topology, float(link_latency_s))
         self.model, self.chip, self.topology, self.count = model, chip, topology, n_chips

@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, non_negative, one_of, positive, whole_count
-from hwlib.data import clusters
+from hwlib.data import assumptions, clusters
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.data.serving_engines import ENGINE_PROFILES
 from hwlib.efficiency import Efficiency, require_efficiency, resolve
@@ -45,8 +45,10 @@ ESTIMATES = ("forecast", "bound")
 
 
 def _lengths(name: str, value: Number, count: int) -> np.ndarray:
-    lengths = np.broadcast_to(np.asarray(positive(name, value, integral=True), dtype=np.int64), (count,))
-    return lengths.copy()
+    lengths = np.asarray(positive(name, value, integral=True), dtype=np.int64)
+    if lengths.ndim and lengths.shape != (count,):
+        raise ValueError(f"{name} must be one length or n_requests={count:,} of them, got shape {lengths.shape}")
+    return np.broadcast_to(lengths, (count,)).copy()
 
 
 def _arrivals(arrival_rate_per_s: float, arrivals_s: Number | None, count: int, rng: np.random.Generator):
@@ -58,6 +60,11 @@ def _arrivals(arrival_rate_per_s: float, arrivals_s: Number | None, count: int, 
     rate = float(positive("arrival_rate_per_s", arrival_rate_per_s, allow_inf=True))
     if np.isinf(rate):
         return np.zeros(count)
+    if count / rate > assumptions.LONGEST_SIMULATED_SPAN_S:
+        raise ValueError(
+            f"arrival_rate_per_s={rate:g} spreads {count:,} requests over {count / rate:.3g} s, beyond the "
+            f"{assumptions.LONGEST_SIMULATED_SPAN_S:g} s whose steps a float64 time still resolves: raise the rate"
+        )
     return np.cumsum(rng.exponential(1.0 / rate, count))
 
 
@@ -119,6 +126,10 @@ def simulate_serving(
     The result names the profile (``SimulatedServing.engine``). Chapter :ref:`ch-serving-many`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_requests", n_requests)
+    if count > assumptions.MOST_SIMULATED_REQUESTS:
+        raise ValueError(
+            f"n_requests={count:,} is more than the {assumptions.MOST_SIMULATED_REQUESTS:,} one simulation takes"
+        )
     one_of("estimate", estimate, ESTIMATES)
     profile = ENGINE_PROFILES[one_of("engine", engine, ENGINE_PROFILES)]
     chip = where.chip if isinstance(where, Cluster) else require(Chip, "where", where, "hw.chip('H100-SXM')")
@@ -149,10 +160,19 @@ def simulate_serving(
     budget = whole_count("max_batch_tokens", max_batch_tokens)
     if not chunked_prefill and prompts.max() > budget:
         raise ValueError(f"a prompt of {prompts.max():,} tokens exceeds max_batch_tokens={budget:,} without chunking")
+    drafted = 1 + (speculation.draft_tokens if speculation is not None else 0)
+    budget = min(budget, int(prompts.sum() + answers.sum()) + count * drafted)  # more never binds
     hit = float(np.asarray(as_real_array("prefix_hit_rate", prefix_hit_rate, minimum=0.0)))
     if hit > 1:
         raise ValueError(f"prefix_hit_rate must be in [0, 1], got {prefix_hit_rate!r}")
-    shared = np.minimum(int(non_negative("prefix_tokens", prefix_tokens, integral=True)), prompts - 1)
+    prefix = int(non_negative("prefix_tokens", prefix_tokens, integral=True))
+    if prefix >= prompts.min():
+        raise ValueError(
+            f"prefix_tokens={prefix:,} must be shorter than every prompt (the shortest: {prompts.min():,})"
+        )
+    if hit > 0 and prefix == 0:
+        raise ValueError(f"prefix_hit_rate={hit:g} finds nothing to reuse: give prefix_tokens, the shared prefix")
+    shared = np.full(count, prefix)
     cached = np.where(rng.random(count) < hit, shared, 0)
     precision = as_precision(
         precision,
@@ -162,7 +182,8 @@ def simulate_serving(
         compute_dtype=compute_dtype,
     )
     chips = whole_count("n_chips", n_chips)
-    limits = (whole_count("max_sequences", max_sequences), whole_count("block_tokens", block_tokens))
+    # a limit above what the requests could ever fill never binds: the engine's tables are sized to what can
+    limits = (min(whole_count("max_sequences", max_sequences), count), whole_count("block_tokens", block_tokens))
     given = require_efficiency(efficiency)
     front_end = given.request_overhead_s is not None or profile.front_end
     overhead = float(resolve(chip, precision.compute_dtype, given).request_overhead_s)
@@ -203,6 +224,9 @@ def simulate_serving(
     prefill = whole_count("prefill_chips", prefill_chips)
     if prefill >= chips:
         raise ValueError(f"prefill_chips={prefill} must leave decode chips out of n_chips={chips}")
+    for name, size in (("prefill_chips", prefill), ("n_chips - prefill_chips", chips - prefill)):
+        if model.n_heads is not None and model.n_heads % size:
+            raise ValueError(f"{name}={size} must divide the {model.n_heads} attention heads of {model.name}")
     first = run(
         engine(prefill, False, None), arrival, prompts, np.ones(count, dtype=np.int64), cached, rng, False, None, delay
     )

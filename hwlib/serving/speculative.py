@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from hwlib._checks import Number, as_real_array, non_negative, positive, scalar_or_array
+from hwlib.data import assumptions
 from hwlib.data.records import ModelShape, require
 
 
@@ -48,6 +49,11 @@ class Speculation:
 
     def __post_init__(self) -> None:
         positive("draft_tokens", self.draft_tokens, integral=True)
+        if self.draft_tokens > assumptions.MOST_DRAFT_TOKENS:
+            raise ValueError(
+                f"draft_tokens={self.draft_tokens:,} is more than the {assumptions.MOST_DRAFT_TOKENS} a drafter "
+                "proposes"
+            )
         speculative_tokens_per_step(self.acceptance, self.draft_tokens)
         if not (self.draft in DRAFTS or isinstance(self.draft, ModelShape)):
             raise TypeError(f"Speculation.draft must be a ModelShape or one of {DRAFTS}, got {self.draft!r}")
