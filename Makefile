@@ -116,12 +116,17 @@ pdf: $(STAMP) $(HWLIB_STAMP)
 # is the same). The sources stay as they are. Settings overrides inside .venv, nothing outside it: jupytext's
 # notebook viewer for MyST Markdown files, no news pop-up.
 LAB_OVERRIDES := $(VENV)/share/jupyter/lab/settings/overrides.json
+# Where JupyterLab listens, and whether it opens a browser: make lab LAB_HOST=0.0.0.0 LAB_PORT=8890 LAB_NO_BROWSER=1
+LAB_HOST ?= localhost
+LAB_PORT ?= 8888
+LAB_NO_BROWSER ?=
 LAB_AS_ROOT := $(if $(filter 0,$(shell id -u)),--allow-root)
 lab: $(STAMP)
 	mkdir -p $(dir $(LAB_OVERRIDES))
 	echo '{"@jupyterlab/docmanager-extension:plugin": {"defaultViewers": {"markdown": "Jupytext Notebook", "myst": "Jupytext Notebook"}}, "@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}' > $(LAB_OVERRIDES)
 	$(BIN)/python tools/lab_copies.py --out _build/lab
-	$(BIN)/jupyter lab $(LAB_AS_ROOT) --notebook-dir=_build/lab _build/lab/book/intro.ipynb
+	$(BIN)/jupyter lab $(LAB_AS_ROOT) --notebook-dir=_build/lab --ServerApp.ip=$(LAB_HOST) --ServerApp.port=$(LAB_PORT) \
+		$(if $(filter 1 yes true,$(LAB_NO_BROWSER)),--no-browser) _build/lab/book/intro.ipynb
 
 clean:
 	rm -rf _build
