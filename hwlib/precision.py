@@ -53,6 +53,7 @@ PRECISIONS = MappingProxyType(
         "int8 weights": Precision(weight_dtype="int8"),
         "int8 weights and KV": Precision(weight_dtype="int8", kv_dtype="int8"),
         "fp8": Precision("fp8", "fp8", "fp8", "fp8"),
+        "fp8, bf16 KV": Precision("fp8", "bf16", "fp8", "fp8"),
         "int4 weights, int8 KV": Precision(weight_dtype="int4", kv_dtype="int8"),
         "fp4, fp8 KV": Precision("fp4", "fp8", "fp4", "fp4"),
         "nvfp4, fp8 KV": Precision("nvfp4", "fp8", "nvfp4", "nvfp4"),

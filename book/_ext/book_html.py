@@ -215,6 +215,13 @@ def _built_pdf(app) -> Path:
     return Path(app.outdir).parent / "latex" / "book.pdf"
 
 
+def _edition(app, config):
+    """The book's version is hwlib's (``hwlib.__version__``, the one version of the package, the citation and the
+    changelog): the PDF's title page prints it."""
+    text = (ROOT / "hwlib" / "__init__.py").read_text(encoding="utf-8")
+    config.version = config.release = re.search(r'^__version__ = "([^"]+)"', text, re.M).group(1)
+
+
 def _note_pdf(app, config):
     pdf = _built_pdf(app)  # a value the HTML pages depend on: they are all written again when the PDF changes
     config.book_pdf = str(pdf.stat().st_mtime_ns) if pdf.exists() else ""
@@ -391,6 +398,7 @@ def setup(app):
     app.connect("doctree-resolved", _describe_figures)
     app.add_config_value("book_pdf", "", "html")
     app.connect("config-inited", _note_pdf)
+    app.connect("config-inited", _edition)
     app.connect("html-page-context", _offer_pdf, priority=502)
     app.connect("build-finished", _copy_pdf)
     return {"parallel_read_safe": True, "parallel_write_safe": True}

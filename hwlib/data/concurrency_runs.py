@@ -1,8 +1,8 @@
 """Closed-loop serving benchmarks: NVIDIA NIM (its TensorRT-LLM backend) serving Llama 3 8B and 70B on DGX A100 and
-DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset; and SemiAnalysis
+DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset; SemiAnalysis
 InferenceX's DeepSeek-R1 on one node of H200s, B200s or MI300Xs under SGLang and TensorRT-LLM, in fp8 and (B200)
-NVFP4. Both are found only in
-third-party copies (``load_runs/README.md``). Chapter :ref:`ch-serving-many`.
+NVFP4 (both found only in third-party copies, ``load_runs/README.md``); and GPUStack's performance lab's Qwen3-8B on
+one H100 under vLLM, SGLang and TensorRT-LLM. Chapter :ref:`ch-serving-many`.
 """
 
 from __future__ import annotations
@@ -28,7 +28,15 @@ INFERENCEX_SOURCE = cite(
     "2026-12-06",
 )
 """Where the InferenceX runs come from."""
-SOURCES = ("NVIDIA DLI (NIM)", "SemiAnalysis InferenceX")
+GPUSTACK_FILE = Path(__file__).with_name("load_runs") / "gpustack_qwen3_8b.csv"
+GPUSTACK_SOURCE = cite(
+    "GPUStack performance lab, 'Optimizing Qwen3-8B Latency on NVIDIA H100 GPUs', gpustack/gpustack "
+    "docs/performance-lab/qwen3-8b/h100-latency.md at commit 47277d79 (docs.gpustack.ai/latest/performance-lab/): "
+    "vllm bench serve, ShareGPT, 100 prompts, the OpenAI chat endpoint",
+    "2026-12-06",
+)
+"""Where the GPUStack runs come from."""
+SOURCES = ("NVIDIA DLI (NIM)", "SemiAnalysis InferenceX", "GPUStack performance lab")
 """The publishers, as the table's ``source`` column names them."""
 INFERENCEX_RANGE = 0.8
 """The shortest length InferenceX's client draws, as a share of the stated one (``--random-range-ratio 0.8``)."""
@@ -40,6 +48,7 @@ _IX_PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4, fp8 KV"}
 """InferenceX's precisions as ``hw.PRECISIONS`` keys: its B200 FP4 runs serve nvidia/DeepSeek-R1-0528-FP4(-V2),
 NVFP4 checkpoints (the KV cache's dtype is not stated: fp8, as for the fp8 runs)."""
 _NS = 1e-9
+_GS_ENGINES = {"vLLM": "vllm", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}
 
 
 def concurrency_runs() -> object:
@@ -89,4 +98,25 @@ def concurrency_runs() -> object:
             "tpot_mean_s": ix["mean_tpot"],
         }
     )
-    return pd.concat([nim, inferencex], ignore_index=True)
+    gs = pd.read_csv(GPUSTACK_FILE)
+    gpustack = pd.DataFrame(
+        {
+            "source": SOURCES[2],
+            "engine": gs["engine"].map(_GS_ENGINES),
+            "model": "qwen3-8b",
+            "cluster": "hgx-h100-ndr",
+            "chips": 1,
+            "expert_parallel": False,
+            "attention_dp": False,
+            # Qwen3-8B-FP8 is fp8 weights and matmuls; SGLang's cache keeps the model's bf16 by default
+            "precision": gs["serving_command"].str.contains("FP8").map({True: "fp8, bf16 KV", False: "bf16"}),
+            # ShareGPT's lengths are printed only as totals: each request takes the mean
+            "prompt_tokens": (gs["total_input_tokens"] / gs["successful_requests"]).round().astype(int),
+            "output_tokens": (gs["total_generated_tokens"] / gs["successful_requests"]).round().astype(int),
+            "length_low": 1.0,
+            "concurrency": gs["concurrency"].astype(int),
+            "ttft_mean_s": gs["mean_ttft_ms"] * 1e-3,
+            "tpot_mean_s": gs["mean_tpot_ms"] * 1e-3,
+        }
+    )
+    return pd.concat([nim, inferencex, gpustack], ignore_index=True)

@@ -144,11 +144,18 @@ def test_the_tables_show_each_measured_number_beside_the_simulation():
 
 
 def test_the_closed_loop_runs_read_as_their_file_states():
-    from hwlib.data.concurrency_runs import INFERENCEX_FILE, RUNS_FILE, SOURCES, concurrency_runs
+    from hwlib.data.concurrency_runs import GPUSTACK_FILE, INFERENCEX_FILE, RUNS_FILE, SOURCES, concurrency_runs
 
     runs = concurrency_runs()
     assert not runs.isna().any().any() and set(runs["precision"]) <= set(hw.PRECISIONS)
-    nim, ix = (runs[runs["source"] == source] for source in SOURCES)
+    nim, ix, gs = (runs[runs["source"] == source] for source in SOURCES)
+    assert len(gs) == 7 and set(gs["engine"]) == {"vllm", "sglang", "trtllm"} and set(gs["model"]) == {"qwen3-8b"}
+    assert set(gs["prompt_tokens"]) == {233} and set(gs["output_tokens"]) == {221}  # 23,260 and 22,061 over 100
+    assert set(gs.loc[gs["engine"] == "vllm", "concurrency"]) == {1, 2, 4, 8}
+    assert (gs["precision"] == "fp8, bf16 KV").sum() == 1
+    assert gs["ttft_mean_s"].iloc[0] == pytest.approx(27.70e-3) and gs["tpot_mean_s"].iloc[0] == pytest.approx(7.19e-3)
+    assert GPUSTACK_FILE.read_text().count("\n") == 8
+    assert set(runs["engine"]) == {"vllm", "sglang", "trtllm"}  # three engines
     assert len(nim) == 787 and set(nim["model"]) == {"llama-3-8b", "llama-3-70b"}
     assert set(nim["concurrency"]) == {1, 2, 5, 10, 25, 50, 100, 150, 200, 250}
     first = RUNS_FILE.read_text().splitlines()[1].split(",")
