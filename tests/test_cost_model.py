@@ -105,8 +105,14 @@ def test_serving_on_a_tpu_slice_uses_its_torus_as_training_does():
     assert hw.inference_step(LLAMA70, V5E.chip, 8, 2048, 1, 16).comm_time_s == step.comm_time_s
 
 
+DEPLOYABLE = [chip for chip in hw.chips("vendor") if any(chip.key in plan.chip_keys for plan in hw.deployments())]
+"""The vendor chips whose sized unit (a slice, a node) the catalogue holds: not yet those added without one (the L4
+and L40S PCIe cards, H100 PCIe, H20, MI325X and MI355X)."""
+
+
 def test_every_deployable_chip_serves_on_its_cluster():
-    for chip in hw.chips("vendor"):
+    assert {"l4", "l40s"}.isdisjoint(chip.key for chip in DEPLOYABLE) and len(DEPLOYABLE) >= 10
+    for chip in DEPLOYABLE:
         sizes = hw.tensor_parallel_sizes(LLAMA70, chip)
         assert sizes and all(LLAMA70.n_heads % n == 0 for n in sizes), chip.key
         largest = sizes[-1]
@@ -302,7 +308,7 @@ def test_a_training_step_never_gets_faster_with_more_work_and_never_hides_more_t
 
 @settings(max_examples=40, deadline=None)
 @given(
-    chip=st.sampled_from([c for c in hw.chips("vendor") if "bf16" in c.peak_flops_per_s]),
+    chip=st.sampled_from([c for c in DEPLOYABLE if "bf16" in c.peak_flops_per_s]),
     model=st.sampled_from(MODELS),
     batch=st.integers(1, 512),
     context=st.integers(0, 32768),

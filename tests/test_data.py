@@ -269,7 +269,12 @@ def test_new_peaks_and_on_chip_memory():
 
 
 def test_every_vendor_and_document_002_chip_has_on_chip_memory():
+    # the L2 of the L4, the L40S and the H100 PCIe was in no stored source: their steps leave re-blocking out
+    no_sourced_l2 = {"l4", "l40s", "h100-pcie"}
+    assert all(hw.chip(key).on_chip is None for key in no_sourced_l2)
     for record in (*hw.chips("vendor"), *hw.chips("doc002")):
+        if record.key in no_sourced_l2:
+            continue
         assert record.on_chip is not None and record.on_chip_bytes > 1e6, record
         assert record.on_chip.source and record.on_chip.quoted, record
 

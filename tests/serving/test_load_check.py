@@ -174,7 +174,7 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
     runs = concurrency_runs()
     some = runs[runs["concurrency"].isin([1, 4, 50, 250])].groupby(["model", "chips", "engine"]).head(2)
     table = check.concurrency_check(some).dropna(subset=["ttft_s"])
-    assert set(table["engine"]) == {"sglang", "trtllm"} and len(table) >= len(some) - 1
+    assert set(table["engine"]) == {"sglang", "trtllm", "vllm"} and len(table) >= len(some) - 1
     assert (table["ttft_mean_s"] >= table["ttft_bound_s"]).all() and (table["ttft_s"] > table["ttft_bound_s"]).all()
     assert (table["tpot_mean_s"] >= table["tpot_bound_s"]).all()
     row = table.iloc[0]
