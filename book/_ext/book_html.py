@@ -288,6 +288,35 @@ def _bibliography_in_references(doctree):
     ]
 
 
+HTML_ONLY_PAGES = ("book/appendix/status",)
+"""Pages of the HTML edition only: the build status describes the build that made the HTML pages, not the book."""
+EXPLORER_NOTE = (
+    "In this PDF the explorer below is printed as it first appears, at its default settings; in the HTML edition "
+    "(with a live kernel) and in make lab's notebooks its controls redraw it."
+)
+"""What the PDF says above each chapter's explorers, whose controls a page cannot move."""
+
+
+def _html_only_pages_left_out(doctree):
+    """The PDF's one doctree without the pages of ``HTML_ONLY_PAGES`` (the LaTeX builder inlines every page)."""
+    from sphinx import addnodes
+
+    for page in list(doctree.findall(addnodes.start_of_file)):
+        if page.get("docname") in HTML_ONLY_PAGES:
+            page.parent.remove(page)
+
+
+def _explorers_said_static(doctree):
+    """A note at the head of each "Explore" section of the PDF (``EXPLORER_NOTE``)."""
+    from docutils import nodes
+
+    for section in list(doctree.findall(nodes.section)):
+        title = section.next_node(nodes.title)
+        if title is not None and title.parent is section and title.astext().rstrip(".").endswith("Explore"):
+            note = nodes.paragraph("", "", nodes.emphasis("", EXPLORER_NOTE))
+            section.insert(section.index(title) + 1, note)
+
+
 def _tables_as_latex(app, doctree, docname):
     if app.builder.format != "latex":
         return
@@ -309,6 +338,8 @@ def _tables_as_latex(app, doctree, docname):
                 else:  # a tall one as tall as leaves room for its caption
                     image["height"] = "14cm"
     _bibliography_in_references(doctree)
+    _html_only_pages_left_out(doctree)
+    _explorers_said_static(doctree)
     for table in doctree.findall(nodes.table):  # Sphinx would set a long table's columns on one line each
         rows, colspecs = list(table.findall(nodes.row)), list(table.findall(nodes.colspec))
         if len(rows) > 30 and "colwidths-given" not in table["classes"]:
