@@ -189,3 +189,23 @@ def test_a_notebook_figure_is_described_by_its_caption_not_its_file_name():
         "A figure computed by hwlib",
         "A ring of four chips.",
     ]
+
+
+def test_the_pdf_leaves_out_html_only_pages_and_says_its_explorers_are_static():
+    from docutils import nodes
+    from sphinx import addnodes
+
+    root = nodes.document(None, None)
+    for docname in ("book/rooflines", *book_html.HTML_ONLY_PAGES):
+        page = addnodes.start_of_file(docname=docname)
+        section = nodes.section()
+        section += nodes.title("", "Explore")
+        section += nodes.paragraph("", "Pick a chip.")
+        page += section
+        root += page
+    book_html._html_only_pages_left_out(root)
+    book_html._explorers_said_static(root)
+    kept = [page["docname"] for page in root.findall(addnodes.start_of_file)]
+    assert kept == ["book/rooflines"]
+    paragraphs = [p.astext() for p in root.findall(nodes.paragraph)]
+    assert paragraphs == [book_html.EXPLORER_NOTE, "Pick a chip."]
