@@ -209,3 +209,22 @@ def test_the_pdf_leaves_out_html_only_pages_and_says_its_explorers_are_static():
     assert kept == ["book/rooflines"]
     paragraphs = [p.astext() for p in root.findall(nodes.paragraph)]
     assert paragraphs == [book_html.EXPLORER_NOTE, "Pick a chip."]
+
+
+def test_a_downloaded_chapter_has_its_numbers_filled_in(tmp_path):
+    import json
+
+    import nbformat
+
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("Costs {glue:text}`costs_usd:.2f` dollars."),
+        nbformat.v4.new_code_cell("x = 1", metadata={"mystnb": {"figure": {"caption": "At {glue:text}`n` GPUs."}}}),
+    ]
+    path, glue = tmp_path / "chapter.ipynb", tmp_path / "chapter.glue.json"
+    nbformat.write(notebook, path)
+    glue.write_text(json.dumps({"costs_usd": {"data": {"text/plain": "1.4996"}}, "n": {"data": {"text/plain": "8"}}}))
+    book_html._numbers_filled_in(path, glue)
+    cells = nbformat.read(path, as_version=4).cells
+    assert cells[0].source == "Costs 1.50 dollars." and cells[1].metadata["mystnb"]["figure"]["caption"] == "At 8 GPUs."
+    assert "running the cells computes them again" in book_html.install_text("book/costs", "", "", "T")

@@ -244,3 +244,17 @@ def test_a_format_that_cannot_format_the_value_names_itself():
         format_glued_text("'abc'", ".2f")
     with pytest.raises(ValueError, match="fmt 'q'"):
         format_glued_text("3.5", "q")
+
+
+def test_the_downloaded_notebook_reads_as_the_page_does():
+    """The download's prose: every glue role is the text the book shows, as MyST-NB formats it; code and roles the
+    build did not glue stay as they are."""
+    values = {"roof_ridge": "240.4567", "chip": "'H100'"}
+    markdown = (
+        "The ridge is {glue:text}`roof_ridge:.1f` FLOP/B on {glue:text}`chip`, {glue:text}`other:.0f`.\n\n"
+        "```python\nx = '{glue:text}`roof_ridge:.1f`'\n```\n"
+    )
+    read = lab_copies.reading_markdown(markdown, values)
+    assert read.startswith("The ridge is 240.5 FLOP/B on H100, {glue:text}`other:.0f`.")
+    assert "x = '{glue:text}`roof_ridge:.1f`'" in read  # code is not prose
+    assert format_plain_text(240.4567, ".1f") == "240.5"

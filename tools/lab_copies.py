@@ -201,6 +201,21 @@ def lab_markdown(markdown: str, values: dict[str, str] | None = None) -> str:
     return "".join(out)
 
 
+def reading_markdown(markdown: str, values: dict[str, str]) -> str:
+    """A Markdown cell with every glue role replaced by the text the book shows for it, from the build's glued
+    ``values`` (a role whose value the build did not glue stays as it is): the downloaded notebook's prose."""
+    out = []
+    for prose, block in _prose_blocks(markdown):
+        if not prose:
+            out.append(block)
+            continue
+        for kind, raw, extra in _inline_pieces(block):
+            name, _, content = extra.partition("\0")
+            key, fmt = glue_key(name, content) if kind == "role" and name in GLUE_ROLES else ("", "")
+            out.append(format_glued_text(values[key], fmt) if key in values else raw)
+    return "".join(out)
+
+
 def _code(notebook: nbformat.NotebookNode) -> list[str]:
     return [cell.source.strip() for cell in notebook.cells if cell.cell_type == "code"]
 

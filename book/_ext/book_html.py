@@ -28,6 +28,7 @@
   printed in the References appendix, not after the last appendix.
 """
 
+import importlib.util
 import os
 import re
 import shutil
@@ -58,9 +59,37 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(executed, target)
     _outputs_from_cache(target, _execution_cache(app))
+    _numbers_filled_in(target, executed.with_suffix(".glue.json"))
     title = getattr(app.config, "html_title", "") or app.config.project
     _add_install_cell(target, pagename, getattr(app, "hwlib_wheel", ""), _repository_url(), title)
     context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def _numbers_filled_in(notebook_path: Path, glue_path: Path) -> None:
+    """The downloaded notebook's prose reads as the page does: each glue role replaced by the number the page shows
+    (``tools/lab_copies.py``'s ``reading_markdown``, from the build's glued values in ``glue_path``)."""
+    import json
+
+    import nbformat
+
+    if not glue_path.exists():
+        return
+    spec = importlib.util.spec_from_file_location("lab_copies", ROOT / "tools" / "lab_copies.py")
+    lab_copies = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(lab_copies)
+    values = {
+        name: output["data"]["text/plain"]
+        for name, output in json.loads(glue_path.read_text(encoding="utf-8")).items()
+        if "text/plain" in output.get("data", {})
+    }
+    notebook = nbformat.read(notebook_path, as_version=4)
+    for cell in notebook.cells:
+        if cell.cell_type == "markdown":
+            cell.source = lab_copies.reading_markdown(cell.source, values)
+        figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
+        if isinstance(figure.get("caption"), str):  # a figure's caption, in its cell's metadata
+            figure["caption"] = lab_copies.reading_markdown(figure["caption"], values)
+    nbformat.write(notebook, notebook_path)
 
 
 def _execution_cache(app) -> Path:
@@ -114,8 +143,8 @@ def install_text(pagename: str, wheel: str, repository: str, title: str) -> str:
     return (
         f"**How to run this notebook.** This is a chapter of *{title}*, executed when the book was built. "
         "Its code calls the book's library, hwlib (`import hwlib as hw`): install it in your kernel's "
-        "Python environment first,\n\n" + "\n".join(ways) + "\n\nIn this notebook the numbers in the "
-        "prose appear as `{glue:text}` roles, which only the built book and `make lab` fill in."
+        "Python environment first,\n\n" + "\n".join(ways) + "\n\nThe numbers in this notebook's prose are "
+        "those the book printed when it was built; running the cells computes them again, in the outputs."
     )
 
 
