@@ -228,3 +228,20 @@ def test_a_downloaded_chapter_has_its_numbers_filled_in(tmp_path):
     cells = nbformat.read(path, as_version=4).cells
     assert cells[0].source == "Costs 1.50 dollars." and cells[1].metadata["mystnb"]["figure"]["caption"] == "At 8 GPUs."
     assert "running the cells computes them again" in book_html.install_text("book/costs", "", "", "T")
+
+
+def test_a_downloaded_chapter_names_its_references_as_the_page_does():
+    env = types.SimpleNamespace(
+        domaindata={
+            "std": {"labels": {"ch-serving": ("book/serving", "ch-serving", "Serving a model")}},
+            "math": {"objects": {"eq-bs-fixed": ("book/batch_squeeze", 1)}},
+        },
+        toc_secnumbers={"book/batch_squeeze": {"": (11,)}},
+        toc_fignumbers={"book/costs": {"figure": {"fig-costs-batch": (14, 1)}}},
+    )
+    text = book_html._role_texts(types.SimpleNamespace(env=env))
+    assert text("ref", "ch-serving") == "Serving a model" and text("ref", "its tables <ch-serving>") == "its tables"
+    assert text("eq", "eq-bs-fixed") == "Eq. 11.1" and text("numref", "fig-costs-batch") == "Fig. 14.1"
+    assert text("ref", "no-such-label") is None and text("term", "HBM") is None
+    key, (who, year) = next(iter(book_html._bibliography().items()))
+    assert text("cite:t", key) == f"{who} ({year})" and text("cite:p", key) == f"({who}, {year})"

@@ -201,9 +201,11 @@ def lab_markdown(markdown: str, values: dict[str, str] | None = None) -> str:
     return "".join(out)
 
 
-def reading_markdown(markdown: str, values: dict[str, str]) -> str:
+def reading_markdown(markdown: str, values: dict[str, str], resolve=None) -> str:
     """A Markdown cell with every glue role replaced by the text the book shows for it, from the build's glued
-    ``values`` (a role whose value the build did not glue stays as it is): the downloaded notebook's prose."""
+    ``values``, and every other role that ``resolve(name, content)`` gives a text for (a cross-reference, an
+    equation's number, a citation) by that text; what neither knows stays as it is: the downloaded notebook's
+    prose."""
     out = []
     for prose, block in _prose_blocks(markdown):
         if not prose:
@@ -211,8 +213,14 @@ def reading_markdown(markdown: str, values: dict[str, str]) -> str:
             continue
         for kind, raw, extra in _inline_pieces(block):
             name, _, content = extra.partition("\0")
-            key, fmt = glue_key(name, content) if kind == "role" and name in GLUE_ROLES else ("", "")
-            out.append(format_glued_text(values[key], fmt) if key in values else raw)
+            if kind != "role":
+                out.append(raw)
+            elif name in GLUE_ROLES:
+                key, fmt = glue_key(name, content)
+                out.append(format_glued_text(values[key], fmt) if key in values else raw)
+            else:
+                text = resolve(name, content) if resolve is not None else None
+                out.append(raw if text is None else text)
     return "".join(out)
 
 

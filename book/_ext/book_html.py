@@ -59,15 +59,75 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
     target.parent.mkdir(parents=True, exist_ok=True)
     shutil.copy2(executed, target)
     _outputs_from_cache(target, _execution_cache(app))
-    _numbers_filled_in(target, executed.with_suffix(".glue.json"))
+    _numbers_filled_in(target, executed.with_suffix(".glue.json"), _role_texts(app))
     title = getattr(app.config, "html_title", "") or app.config.project
     _add_install_cell(target, pagename, getattr(app, "hwlib_wheel", ""), _repository_url(), title)
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
-def _numbers_filled_in(notebook_path: Path, glue_path: Path) -> None:
+def _role_texts(app):
+    """What the page shows for a cross-reference ({ref}: the section's title, or the role's own text), an
+    equation's reference ({eq}: "Eq. 3.2"), a figure's ({numref}: "Fig. 3.1") and a citation ({cite:t}: "Dally
+    (2023)", {cite:p}: "(Dally, 2023)"), for ``reading_markdown``; None for a role it does not know."""
+    env = getattr(app, "env", None)
+    if env is None:  # no build environment (a test's stand-in app): glue roles only
+        return None
+    labels, equations = env.domaindata["std"]["labels"], env.domaindata["math"]["objects"]
+    chapter = {doc: numbers.get("", ()) for doc, numbers in env.toc_secnumbers.items()}
+    figures = {
+        label: ".".join(map(str, number))
+        for numbers in env.toc_fignumbers.values()
+        for label, number in numbers.get("figure", {}).items()
+    }
+    cited = _bibliography()
+
+    def text(name: str, content: str) -> str | None:
+        shown, _, target = content.partition("<")
+        label = target.rstrip(">").strip() if target else content.strip()
+        if name == "ref":
+            return shown.strip() if target else (str(labels[label][2]) if label in labels else None)
+        if name == "eq" and label in equations:
+            doc, number = equations[label]
+            return "Eq. " + ".".join(map(str, (*chapter.get(doc, ()), number)))
+        if name == "numref" and label in figures:
+            return f"Fig. {figures[label]}"
+        if name in ("cite:t", "cite:p"):
+            found = [cited.get(key.strip()) for key in label.split(",")]
+            if None in found:
+                return None
+            if name == "cite:t":
+                return "; ".join(f"{who} ({year})" for who, year in found)
+            return "(" + "; ".join(f"{who}, {year}" for who, year in found) + ")"
+        return None
+
+    return text
+
+
+def _bibliography() -> dict[str, tuple[str, str]]:
+    """Each reference's key: (its authors as a citation names them, its year), from book/appendix/references.bib."""
+    from pybtex.database import parse_file
+
+    entries = {}
+    for key, entry in parse_file(str(ROOT / "book" / "appendix" / "references.bib")).entries.items():
+        people = entry.persons.get("author", [])
+        last = [" ".join(person.last_names) for person in people]
+        who = (
+            last[0]
+            if len(last) == 1
+            else f"{last[0]} and {last[1]}"
+            if len(last) == 2
+            else f"{last[0]} et al."
+            if last
+            else entry.fields.get("organization", entry.fields.get("title", key))
+        )
+        entries[key] = (who.replace("{", "").replace("}", ""), entry.fields.get("year", "n.d."))
+    return entries
+
+
+def _numbers_filled_in(notebook_path: Path, glue_path: Path, resolve=None) -> None:
     """The downloaded notebook's prose reads as the page does: each glue role replaced by the number the page shows
-    (``tools/lab_copies.py``'s ``reading_markdown``, from the build's glued values in ``glue_path``)."""
+    (``tools/lab_copies.py``'s ``reading_markdown``, from the build's glued values in ``glue_path``), and each
+    cross-reference, equation reference and citation that ``resolve`` knows by the text the page shows."""
     import json
 
     import nbformat
@@ -85,10 +145,10 @@ def _numbers_filled_in(notebook_path: Path, glue_path: Path) -> None:
     notebook = nbformat.read(notebook_path, as_version=4)
     for cell in notebook.cells:
         if cell.cell_type == "markdown":
-            cell.source = lab_copies.reading_markdown(cell.source, values)
+            cell.source = lab_copies.reading_markdown(cell.source, values, resolve)
         figure = cell.get("metadata", {}).get("mystnb", {}).get("figure", {})
         if isinstance(figure.get("caption"), str):  # a figure's caption, in its cell's metadata
-            figure["caption"] = lab_copies.reading_markdown(figure["caption"], values)
+            figure["caption"] = lab_copies.reading_markdown(figure["caption"], values, resolve)
     nbformat.write(notebook, notebook_path)
 
 
