@@ -258,3 +258,12 @@ def test_the_downloaded_notebook_reads_as_the_page_does():
     assert read.startswith("The ridge is 240.5 FLOP/B on H100, {glue:text}`other:.0f`.")
     assert "x = '{glue:text}`roof_ridge:.1f`'" in read  # code is not prose
     assert format_plain_text(240.4567, ".1f") == "240.5"
+
+
+def test_a_lab_copy_names_references_as_the_book_does():
+    """Beside the glue roles, the roles a resolver knows (the build's references) become the book's text."""
+    resolve = {("ref", "ch-serving"): "Serving a model", ("eq", "eq-x"): "Eq. 2.1"}.get
+    markdown = "See {ref}`ch-serving` and {eq}`eq-x`; {term}`HBM` stays; {glue:text}`n:.0f`."
+    lab = lab_copies.lab_markdown(markdown, {"n": "3"}, lambda name, content: resolve((name, content)))
+    assert lab.startswith("See Serving a model and Eq. 2.1; {term}`HBM` stays; {eval}`hw.viz.glued_text('n'")
+    assert lab_copies.book_references(ROOT / "no-build-here") is None

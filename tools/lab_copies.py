@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import ast
 import hashlib
+import importlib.util
 import json
 import re
 import shutil
@@ -186,8 +187,10 @@ def eval_expression(name: str, content: str, values: dict[str, str] | None = Non
     return f"hw.viz.glued_text({key!r}, {fmt!r})"
 
 
-def lab_markdown(markdown: str, values: dict[str, str] | None = None) -> str:
-    """A Markdown cell with every glue role replaced by its ``{eval}`` expression (nothing else changes)."""
+def lab_markdown(markdown: str, values: dict[str, str] | None = None, resolve=None) -> str:
+    """A Markdown cell with every glue role replaced by its ``{eval}`` expression, and every other role that
+    ``resolve(name, content)`` gives a text for (a cross-reference, an equation's number, a citation, as the book
+    shows them) by that text; nothing else changes."""
     out = []
     for prose, block in _prose_blocks(markdown):
         if not prose:
@@ -195,10 +198,32 @@ def lab_markdown(markdown: str, values: dict[str, str] | None = None) -> str:
             continue
         for kind, raw, extra in _inline_pieces(block):
             name, _, content = extra.partition("\0")
-            out.append(
-                f"{{eval}}`{eval_expression(name, content, values)}`" if kind == "role" and name in GLUE_ROLES else raw
-            )
+            if kind == "role" and name in GLUE_ROLES:
+                out.append(f"{{eval}}`{eval_expression(name, content, values)}`")
+            elif kind == "role" and resolve is not None:
+                text = resolve(name, content)
+                out.append(raw if text is None else text)
+            else:
+                out.append(raw)
     return "".join(out)
+
+
+def book_references(doctrees: Path):
+    """What the book's last build shows for each cross-reference, equation, figure and citation
+    (``book/_ext/book_html.py``'s ``_role_texts``, from the build's pickled environment in ``doctrees``), or None
+    where no build has run."""
+    import pickle
+    import types
+
+    pickled = doctrees / "environment.pickle"
+    if not pickled.exists():
+        return None
+    spec = importlib.util.spec_from_file_location("book_html", ROOT / "book" / "_ext" / "book_html.py")
+    book_html = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(book_html)
+    with pickled.open("rb") as handle:
+        env = pickle.load(handle)
+    return book_html._role_texts(types.SimpleNamespace(env=env))
 
 
 def reading_markdown(markdown: str, values: dict[str, str], resolve=None) -> str:
@@ -304,7 +329,9 @@ def _hide(cell: nbformat.NotebookNode) -> None:
         cell.metadata["jupyter"] = {**cell.metadata.get("jupyter", {}), **jupyter}
 
 
-def lab_notebook(source: Path, book: Path, values: dict[str, str] | None = None) -> tuple[nbformat.NotebookNode, int]:
+def lab_notebook(
+    source: Path, book: Path, values: dict[str, str] | None = None, resolve=None
+) -> tuple[nbformat.NotebookNode, int]:
     """The lab copy of the chapter ``source`` and the number of glue roles rewritten; with the chapter's
     glued ``values`` (``text/plain`` by name), each Markdown cell carries its numbers already."""
     notebook = jupytext.read(source)
@@ -316,9 +343,9 @@ def lab_notebook(source: Path, book: Path, values: dict[str, str] | None = None)
         if cell.cell_type != "markdown":
             continue
         roles = glue_roles(cell.source)
+        cell.source = lab_markdown(cell.source, values, resolve)
         if not roles:
             continue
-        cell.source = lab_markdown(cell.source, values)
         count += len(roles)
         if values is not None:
             results, seen = [], set()
@@ -355,7 +382,7 @@ def chapters(book: Path) -> list[Path]:
 
 
 def write_lab_copies(
-    book: Path, out: Path, executed: Path | None = None, execute: bool = True, log=print
+    book: Path, out: Path, executed: Path | None = None, execute: bool = True, log=print, resolve=None
 ) -> list[tuple[Path, int, str]]:
     """Write every chapter's lab copy under ``out`` (same folders as under the repository), with the book's
     images beside them. Each copy's numbers come from the last build (``executed``) where it ran this code,
@@ -376,7 +403,7 @@ def write_lab_copies(
                 values, origin = computed_values(source, cache, log), "run"
             except RuntimeError as error:
                 log(f"  {error}: its numbers appear once its cells run")
-        notebook, count = lab_notebook(source, book, values)
+        notebook, count = lab_notebook(source, book, values, resolve)
         nbformat.write(notebook, target)
         written.append((target, count, origin))
     for folder in book.rglob("images"):
@@ -400,7 +427,11 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     written = write_lab_copies(
-        args.book.resolve(), args.out.resolve(), args.executed.resolve(), execute=not args.no_execute
+        args.book.resolve(),
+        args.out.resolve(),
+        args.executed.resolve(),
+        execute=not args.no_execute,
+        resolve=book_references(ROOT / "_build" / ".doctrees"),
     )
     origins = [origin for _, _, origin in written]
     roles = sum(count for _, count, _ in written)
