@@ -932,3 +932,18 @@ def test_every_failure_is_one_line_and_long_ones_are_cut(tmp_path, monkeypatch, 
 def _with_run(parser, command, run):
     parser._subparsers._group_actions[0].choices[command].set_defaults(run=run)
     return parser
+
+
+def test_serve_splits_experts_by_expert_parallelism_when_asked():
+    out = json.loads(ok("serve", "--model", "deepseek-v3", "--chip", "H200", "--chips", "8", "--batch", "32",
+                        "--precision", "fp8", "--expert-parallel", "--json"))  # fmt: skip
+    step = hw.inference_step(
+        hw.model("deepseek-v3"), hw.chip("H200"), 32, SERVE_CONTEXT, 1, 8, **hw.PRECISIONS["fp8"], expert_parallel=True
+    )
+    assert out["inputs"]["expert_parallel"] is True
+    assert out["forecast_time_per_output_token_s"] == pytest.approx(step.forecast_time_s)
+    text = ok("serve", "--model", "deepseek-v3", "--chip", "H200", "--chips", "8", "--precision", "fp8",
+              "--expert-parallel")  # fmt: skip
+    assert "experts by expert parallelism" in text.splitlines()[0]
+    refused = cli("serve", "--model", "deepseek-v3", "--chip", "H200", "--expert-parallel")
+    assert refused.returncode == 2 and "--expert-parallel needs --chips" in refused.stderr

@@ -183,6 +183,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     serve.add_argument("--prompt", type=count, metavar="N", help="prompt tokens to prefill (default: --context)")
     serve.add_argument(
+        "--expert-parallel", action="store_true", help="an MoE's experts whole on each chip, not split by TP"
+    )
+    serve.add_argument(
         "--batch",
         type=count,
         metavar="N",

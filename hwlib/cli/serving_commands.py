@@ -28,7 +28,9 @@ def _serve_report(
     options = dict(hw.PRECISIONS[args.precision])
     dtypes = ", ".join(f"{DTYPE_ROLES[k]} {v}" for k, v in options.items())
     where = f"{args.chips:,} x {chip.name}" if args.chips else chip.name
-    where += " (tensor parallel)" if (args.chips or 1) > 1 else ""
+    experts = getattr(args, "expert_parallel", False)
+    split = "experts by expert parallelism, the rest by tensor parallelism" if experts else "tensor parallel"
+    where += f" ({split})" if (args.chips or 1) > 1 else ""
     searched = f" (the largest within the targets; at least {args.batch:,} asked)" if found else ""
     return Report(
         "serve",
@@ -48,6 +50,7 @@ def _serve_report(
             "tpot_target_s": None if args.tpot_ms is None else args.tpot_ms / 1e3,
             "ttft_target_s": None if args.ttft_ms is None else args.ttft_ms / 1e3,
             "usable_fraction": args.usable,
+            "expert_parallel": bool(getattr(args, "expert_parallel", False)),
         },
     )
 
@@ -158,6 +161,8 @@ def run_serve(args: argparse.Namespace) -> Report:
     options = dict(hw.PRECISIONS[args.precision])
     prompt = args.prompt or args.context
     if args.chips is None:
+        if args.expert_parallel:
+            raise ValueError("--expert-parallel needs --chips: the fewest chips are searched with tensor parallelism")
         return _fewest_chips(args, model, chip, prompt, options)
     n = args.chips
     report = _serve_report(args, model, chip, args.batch, prompt)
@@ -173,8 +178,9 @@ def run_serve(args: argparse.Namespace) -> Report:
         )
         return report
     options["efficiency"] = load_efficiency(args)
-    step = hw.inference_step(model, chip, args.batch, args.context, 1, n, **options)
-    prefill = hw.inference_step(model, chip, 1, 0, prompt, n, **options)
+    split = {"expert_parallel": True} if args.expert_parallel else {}
+    step = hw.inference_step(model, chip, args.batch, args.context, 1, n, **options, **split)
+    prefill = hw.inference_step(model, chip, 1, 0, prompt, n, **options, **split)
     fields.add(
         (
             "forecast",
