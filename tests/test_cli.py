@@ -947,3 +947,29 @@ def test_serve_splits_experts_by_expert_parallelism_when_asked():
     assert "experts by expert parallelism" in text.splitlines()[0]
     refused = cli("serve", "--model", "deepseek-v3", "--chip", "H200", "--expert-parallel")
     assert refused.returncode == 2 and "--expert-parallel needs --chips" in refused.stderr
+
+
+def test_config_takes_a_folder_or_a_hugging_face_cache_entry(tmp_path):
+    source = ROOT / "hwlib" / "data" / "configs" / "qwen3-8b.json"
+    cache = tmp_path / "hub" / "models--Qwen--Qwen3-8B"
+    for name in ("0a1b", "9f8e"):
+        (cache / "snapshots" / name).mkdir(parents=True)
+        (cache / "snapshots" / name / "config.json").write_text(source.read_text())
+    (cache / "refs").mkdir()
+    (cache / "refs" / "main").write_text("0a1b\n")
+    from hwlib.cli.options import config_file
+
+    assert config_file(cache) == (cache / "snapshots" / "0a1b" / "config.json", "qwen3-8b")
+    assert config_file(cache / "snapshots" / "9f8e") == (cache / "snapshots" / "9f8e" / "config.json", "qwen3-8b")
+    (cache / "refs" / "main").unlink()
+    assert config_file(cache)[0].parent.name in ("0a1b", "9f8e")  # the newest snapshot
+    expected = json.loads(ok("memory", "--config", source, "--chip", "H100-SXM", "--json"))
+    for given in (cache, cache / "snapshots" / "0a1b"):
+        out = json.loads(ok("memory", "--config", given, "--chip", "H100-SXM", "--json"))
+        assert out["inputs"]["model"] == "qwen3-8b" and out["parts"] == expected["parts"]
+    empty = tmp_path / "hub" / "models--org--none"
+    (empty / "snapshots").mkdir(parents=True)
+    result = cli("memory", "--config", empty, "--chip", "H100-SXM")
+    assert result.returncode == 2 and "no snapshot with a config.json" in result.stderr
+    result = cli("memory", "--config", tmp_path, "--chip", "H100-SXM")
+    assert result.returncode == 2 and "a folder must hold a config.json" in result.stderr

@@ -70,7 +70,12 @@ def _one_line(text: object) -> str:
 def _model_options(parser: argparse.ArgumentParser, chip: bool = True) -> None:
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--model", metavar="NAME", help="model key, e.g. llama-3-70b (hwlib list models)")
-    group.add_argument("--config", metavar="FILE", help="a Hugging Face config.json instead of --model")
+    group.add_argument(
+        "--config",
+        metavar="PATH",
+        help="a Hugging Face config.json instead of --model, or a folder holding one (a snapshot, or a model's "
+        "folder in the Hugging Face cache, models--org--name)",
+    )
     if chip:
         parser.add_argument("--chip", metavar="CHIP", required=True, help="chip, e.g. H100-SXM (hwlib list chips)")
         parser.add_argument(

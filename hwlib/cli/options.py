@@ -120,14 +120,38 @@ def load_efficiency(args: argparse.Namespace) -> hw.Efficiency | None:
     return None if args.efficiency is None else hw.Efficiency(**args.efficiency)
 
 
+def config_file(path: Path) -> tuple[Path, str]:
+    """The config.json that ``--config`` names, and a key for its model: the file itself; a folder that holds one
+    (a downloaded model, a snapshot of the Hugging Face cache); or a model's folder in that cache
+    (``models--org--name``), whose snapshot ``refs/main`` names (else its newest). Read from disk only."""
+    if path.is_dir() and path.name.startswith("models--"):
+        snapshots = path / "snapshots"
+        ref = path / "refs" / "main"
+        named = snapshots / ref.read_text(encoding="utf-8").strip() if ref.is_file() else None
+        found = (
+            sorted(snapshots.glob("*/config.json"), key=lambda file: file.stat().st_mtime) if snapshots.is_dir() else []
+        )
+        chosen = named / "config.json" if named is not None and (named / "config.json").is_file() else None
+        if chosen is None and not found:
+            raise ValueError(f"--config {path}: no snapshot with a config.json in this Hugging Face cache folder")
+        return chosen or found[-1], path.name.split("--")[-1].lower()
+    if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ValueError(f"--config {path}: a folder must hold a config.json")
+        key = path.parent.parent.name.split("--")[-1] if path.parent.name == "snapshots" else path.name
+        return path / "config.json", key.lower()
+    return path, path.stem
+
+
 def load_model(args: argparse.Namespace) -> hw.ModelShape:
-    """The model of ``--model`` (``hw.model``) or of ``--config`` (a Hugging Face config.json)."""
+    """The model of ``--model`` (``hw.model``) or of ``--config`` (a Hugging Face config.json, or a folder holding
+    one: ``config_file``)."""
     if args.config is None:
         return hw.model(args.model)
-    path = Path(args.config)
+    path, key = config_file(Path(args.config))
     try:
         with path.open(encoding="utf-8") as handle:
             config = json.load(handle)
     except (OSError, ValueError) as error:  # no such file, or not JSON
         raise ValueError(f"--config {args.config}: {getattr(error, 'strerror', None) or error}") from None
-    return hw.ModelShape.from_hf_config(config, key=path.stem)
+    return hw.ModelShape.from_hf_config(config, key=key)
