@@ -33,14 +33,21 @@ CLASSES = (
     hw.viz.BatchSqueezeExplorer,
     hw.viz.ServingExplorer,
     hw.viz.TrainingExplorer,
+    hw.viz.CostExplorer,
 )
 ENERGY_CLASSES = (hw.viz.ByteEnergyExplorer, hw.viz.EnergyShareExplorer, hw.viz.RegimeExplorer)
 TIME_CLASSES = (hw.viz.RooflineExplorer, hw.viz.StepIntensityExplorer)
 BUILD = {hw.viz.RegimeExplorer: {"n_chips": 64}}
 """Arguments that put an explorer where every control matters (the fabric needs more than one chip)."""
-PICTURE_UNCHANGED = {(hw.viz.BatchSqueezeExplorer, "model size"), (hw.viz.MemoryBudgetExplorer, "sharding")}
+PICTURE_UNCHANGED = {
+    (hw.viz.BatchSqueezeExplorer, "model size"),
+    (hw.viz.MemoryBudgetExplorer, "sharding"),
+    (hw.viz.CostExplorer, "PUE"),
+    (hw.viz.CostExplorer, "grid"),
+}
 """Controls that move only the summary: the squeeze's curve does not depend on the model size; where the
-memory explorer's default (Llama 3 8B on a v5e) fits under no sharding, each shows the same one chip."""
+memory explorer's default (Llama 3 8B on a v5e) fits under no sharding, each shows the same one chip; the cost
+explorer's picture draws dollars, which the facility's PUE and its grid do not change."""
 
 
 def explorer_of(cls: type) -> Explorer:
@@ -391,6 +398,7 @@ def test_explorers_import_only_what_viz_may():
         "hwlib.training.squeeze",
         "hwlib.training.zero",
         "hwlib.collectives",
+        "hwlib.costs",
         "hwlib.viz.style",
         "hwlib.viz.model_figures",
         "hwlib.viz.explorers",

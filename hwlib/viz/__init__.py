@@ -70,6 +70,7 @@ _NAMES = {
     "hwlib.viz.explorers": (
         "BatchSqueezeExplorer",
         "ByteEnergyExplorer",
+        "CostExplorer",
         "EnergyShareExplorer",
         "KVCacheExplorer",
         "MemoryBudgetExplorer",

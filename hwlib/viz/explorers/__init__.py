@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from hwlib.viz.explorers.base import Explorer
 from hwlib.viz.explorers.commute import ByteEnergyExplorer, StepIntensityExplorer
+from hwlib.viz.explorers.cost import CostExplorer
 from hwlib.viz.explorers.counting import ModelShapeExplorer
 from hwlib.viz.explorers.load import ServingLoadExplorer
 from hwlib.viz.explorers.memory import KVCacheExplorer, MemoryBudgetExplorer
@@ -24,6 +25,7 @@ from hwlib.viz.explorers.training import TrainingExplorer
 __all__ = [
     "BatchSqueezeExplorer",
     "ByteEnergyExplorer",
+    "CostExplorer",
     "EnergyShareExplorer",
     "Explorer",
     "KVCacheExplorer",
