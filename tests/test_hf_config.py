@@ -235,6 +235,8 @@ PUBLISHED = {
     "qwen2.5-72b": ("total", 0.0001),  # "72.7B": 72.706 B
     "mixtral-8x7b": ("total", 0.0001),  # "46.7 billion": 46.703 B
     "mixtral-8x22b": ("total", 0.0027),  # "141B": 140.63 B
+    "gemma-2b": ("non-embedding", 0.0),  # 1,981,884,416 exactly
+    "gemma-7b": ("non-embedding", 0.0),  # 7,751,248,896 exactly
     "gemma-2-9b": ("non-embedding", 0.0),  # 8,324,201,984 exactly
     "gemma-2-27b": ("non-embedding", 0.0),  # 26,047,480,320 exactly
     "gpt-3-175b": ("total", 0.0023),  # "175.0B": 174.60 B

@@ -8,6 +8,7 @@ model pages ("8.03B" etc.). Explained in the chapter :ref:`ch-kv-cache`; used by
 from __future__ import annotations
 
 from hwlib.data.config_shapes import SHAPES as CONFIG_SHAPES
+from hwlib.data.gemma1_shapes import GEMMA1_SHAPES
 from hwlib.data.paper_shapes import PAPER_SHAPES
 from hwlib.data.records import ModelShape, cite
 
@@ -293,6 +294,7 @@ _FROM_CONFIGS: tuple[ModelShape, ...] = (
         vocab=32768,
         **_LLAMA,
     ),
+    *GEMMA1_SHAPES,
     _shape(
         "gemma-2-9b",
         "Gemma 2 9B",
