@@ -67,6 +67,18 @@ def _shapes() -> tuple[ModelShape, ...]:
             "Every layer a mixture of 128 experts, 8 per token, none shared.",
         ),
         _read(
+            "qwen3-235b-a22b",
+            "Qwen3 235B-A22B",
+            "qwen3-235b-a22b.json",
+            "a Python dict of Qwen/Qwen3-235B-A22B's config.json (HARD_CODED_CONFIGS in a public repository's "
+            "litellm_config.py, search index file 22176531064; an identical dict in a second repository), written "
+            "back as JSON",
+            235e9,
+            "Number of Parameters: 235B in total and 22B activated",
+            "Qwen/Qwen3-235B-A22B model card, as mirrored",
+            "Every layer a mixture of 128 experts of width 1,536, 8 per token, none shared.",
+        ),
+        _read(
             "gemma-3-27b",
             "Gemma 3 27B",
             "gemma-3-27b-it.json",

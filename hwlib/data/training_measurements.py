@@ -23,6 +23,7 @@ from hwlib.data import (
     training_runs_megatron,
     training_runs_mlperf,
     training_runs_moe,
+    training_runs_moe_tpu,
     training_runs_mpt,
     training_runs_nemo,
     training_runs_palm,
@@ -46,5 +47,6 @@ RUNS: tuple[TrainingRun, ...] = (
     + training_runs_palm.RUNS
     + training_runs_moe.RUNS
     + training_runs_automodel.RUNS
+    + training_runs_moe_tpu.RUNS
 )
 """Measured training runs, compared with ``hw.train_step`` in :ref:`ch-sharding`."""

@@ -1,5 +1,6 @@
 """Mixture-of-experts training runs: Megatron-Bridge's rows (Qwen3-30B-A3B on 16 H100s, DeepSeek-V3 on 1,024 H100s
-and on 256 B200s and GB200s) and DeepSeek-V3's own pre-training on 2,048 H800s. Each keeps its bound check; the
+and on 256 B200s and GB200s, Qwen3-235B-A22B on 256 B200s and GB200s), the Megatron-Core MoE team's Model Zoo
+(Qwen3-235B-A22B on 256 H100s) and DeepSeek-V3's own pre-training on 2,048 H800s. Each keeps its bound check; the
 forecast's fit leaves them out (``outside_model``) where a cost of the run is not modelled. Chapter
 :ref:`ch-sharding`.
 """
@@ -149,6 +150,73 @@ def _deepseek_blackwell_run(release: str, cluster_key: str, row: str) -> Trainin
     )
 
 
+_QWEN3_235B_CONFIGS = (
+    "NVIDIA-NeMo/Megatron-Bridge, src/megatron/bridge/perf_recipes/qwen/{b200,gb200}/qwen3_moe.py at commit 067f987d: "
+    "'cfg.model.recompute_granularity = None' in every Qwen3 235B-A22B recipe; B200 'pipeline_model_parallel_size = "
+    "8', 'expert_model_parallel_size = 8', 'moe_a2a_overlap = False'; GB200 MXFP8 "
+    "'virtual_pipeline_model_parallel_size = 3', 'expert_model_parallel_size = 32', "
+    "'moe_flex_dispatcher_backend = \"hybridep\"'"
+)
+# (release, cluster, the row as printed: System | #-GPUs | Precision | GBS | MBS | Sequence Length | FSDP | TP | PP | CP
+# | VP | EP | Tokens / sec / GPU | Model TFLOP / sec / GPU)
+_QWEN3_235B_ROWS = (
+    ("26.02", "hgx-b200-ndr", "| DGX-B200 | 256 | MXFP8 | 8192 | 1 | 4096 | 0 | 1 | 8 | 1 | n/a | 8 | 3805 | 563 |"),
+    ("26.04.01", "hgx-b200-ndr", "| DGX-B200 | 256 | MXFP8 | 8192 | 1 | 4096 | 0 | 1 | 8 | 1 | n/a | 8 | 3776 | 560 |"),
+    ("25.11", "gb200-nvl72-ndr", "| DGX-GB200 | 256 | BF16 | 8192 | 1 | 4096 | 0 | 1 | 8 | 1 | 3 | 32 | 4916 | 728 |"),
+    (
+        "26.04.01",
+        "gb200-nvl72-ndr",
+        "| DGX-GB200 | 256 | MXFP8 | 8192 | 1 | 4096 | 0 | 1 | 8 | 1 | 3 | 32 | 5680 | 840 |",
+    ),
+)
+
+
+def _qwen3_235b_run(release: str, cluster_key: str, row: str) -> TrainingRun:
+    cells = [cell.strip() for cell in row.strip("|").split("|")]
+    system, gpus, precision, gbs, mbs, seq, _, tp, pp, cp, vp, ep, tokens, _ = cells
+    gpus, gbs, mbs, seq, tp, pp, cp, ep = (int(cell) for cell in (gpus, gbs, mbs, seq, tp, pp, cp, ep))
+    return TrainingRun(
+        key=f"mbridge{release.replace('.', '')}-{system.split('-')[1].lower()}-qwen3-235b-a22b",
+        source=f"Megatron-Bridge, {release} performance summary",
+        model=_MODEL["qwen3-235b-a22b"],
+        cluster_key=cluster_key,
+        mesh={"tp": tp, "pp": pp, "cp": cp, "dp": gpus // (tp * pp * cp), "ep": ep},
+        global_batch_sequences=gbs,
+        seq_len=seq,
+        recompute="none",
+        dtype="bf16" if precision == "BF16" else "fp8",
+        metric="tokens_per_s_per_chip",
+        measured=_MBRIDGE_ARCHIVE(
+            float(tokens), "tokens/s", row, f"Tokens / sec / GPU, Qwen3_235B_a22B, NeMo {release}."
+        ),
+        note=f"{system}; {precision}"
+        + (" (priced at the fp8 peak)" if precision == "MXFP8" else "")
+        + f"; dp = GPUs / (TP PP CP) [derived]. {_FORCED} No recomputation and no expert all-to-all overlap, as the "
+        f"benchmark configurations read: {_QWEN3_235B_CONFIGS}.",
+        micro_batch_sequences=mbs,
+        interleave=int(vp) if vp != "n/a" else None,
+    )
+
+
+_MODEL_ZOO = cite(
+    "yanring/Megatron-MoE-ModelZoo (the Megatron-Core MoE team's best practices), best_practice/qwen3/readme.md at "
+    "commit 798dfb50, the H100 table ('InfiniBand 8x50 GB/s')",
+    "2026-12-06",
+)
+_ZOO_HEADER = (
+    "| Model | Dispatcher | System | Precision | #GPUs | SEQ LEN | TP | CP | EP | PP | EDP | ETP | VPP | DP | FSDP "
+    "| MBS | GBS | GA | recompute | Step time (sec) | Per GPU TF |"
+)
+_ZOO_NOTE = (
+    "Qwen3 235B-A22B in BF16 on 256 H100s with DeepEP; routing not forced (the page: 'Add "
+    "--moe-router-force-load-balancing to test forced load balancing'), so the busiest expert's load is not stated "
+    "and the step prices balanced experts. The experts are not split by tensor parallelism (ETP 1: Megatron-Core's "
+    "parallel folding spreads them over the tensor- and data-parallel ranks), where the mesh splits them with the "
+    "attention (the same FLOPs and weights per chip; the all-to-all's group differs)."
+)
+"""What the Model Zoo's rows share."""
+
+
 _DEEPSEEK_H100_ROW = (
     "| DeepSeekV3 (dropless) | 1024 | 8192 | 1 | 4096 | 0 | 2 | 8 | 1 | 4 | 64 | 128 | 1297 | 338 (330) |"
 )
@@ -162,6 +230,50 @@ _H800_GPU_HOURS_PER_TRILLION = 180e3
 RUNS: tuple[TrainingRun, ...] = (
     *(_qwen3_run(release, row) for release, row in _QWEN3_ROWS),
     *(_deepseek_blackwell_run(*row) for row in _DEEPSEEK_BLACKWELL_ROWS),
+    *(_qwen3_235b_run(*row) for row in _QWEN3_235B_ROWS),
+    TrainingRun(
+        key="moe-zoo-h100-qwen3-235b-a22b-tp4",
+        source="Megatron-MoE-ModelZoo, Qwen3 best practice",
+        model=_MODEL["qwen3-235b-a22b"],
+        cluster_key="hgx-h100-ndr",
+        mesh={"tp": 4, "pp": 8, "dp": 8, "ep": 8},
+        global_batch_sequences=2048,
+        seq_len=4096,
+        recompute="none",
+        dtype="bf16",
+        metric="tokens_per_s_per_chip",
+        measured=_MODEL_ZOO(
+            2048 * 4096 / (29.0 * 256),
+            "tokens/s",
+            "| 235B | DeepEP | H100 | BF16 | 256 | 4096 | 4 | 1 | 8 | 8 | 4 | 1 | 4 | 8 | / | 1 | 2048 | 256 | | 29.0 "
+            "| 167 |",
+            f"[derived] 2,048 x 4,096 tokens in 29.0 s on 256 GPUs. Header: {_ZOO_HEADER}",
+        ),
+        note=f"TP 4, PP 8, VPP 4, EP 8, DP 8, MBS 1; no recomputation named. {_ZOO_NOTE}",
+        micro_batch_sequences=1,
+        interleave=4,
+    ),
+    TrainingRun(
+        key="moe-zoo-h100-qwen3-235b-a22b-fsdp",
+        source="Megatron-MoE-ModelZoo, Qwen3 best practice",
+        model=_MODEL["qwen3-235b-a22b"],
+        cluster_key="hgx-h100-ndr",
+        mesh={"tp": 2, "fsdp": 128, "ep": 8},
+        global_batch_sequences=2048,
+        seq_len=4096,
+        recompute="full",
+        dtype="bf16",
+        metric="tokens_per_s_per_chip",
+        measured=_MODEL_ZOO(
+            2048 * 4096 / (17.6 * 256),
+            "tokens/s",
+            "| 235B | DeepEP | H100 | BF16 | 256 | 4096 | 2 | 1 | 8 | 1 | 32 | 1 | 1 | 128 | On | 4 | 2048 | 4 | full "
+            "| 17.6 | 276 |",
+            f"[derived] 2,048 x 4,096 tokens in 17.6 s on 256 GPUs. Header: {_ZOO_HEADER}",
+        ),
+        note=f"Megatron-FSDP over 128 data-parallel ranks, TP 2, EP 8 (EDP 32), MBS 4, full recomputation. {_ZOO_NOTE}",
+        micro_batch_sequences=4,
+    ),
     TrainingRun(
         key="mbridge2509-h100-deepseek-v3",
         source="Megatron-Bridge, 25.09 performance summary",
