@@ -170,11 +170,12 @@ def test_glued_text_says_what_to_run_when_nothing_is_glued_yet():
 def test_a_lab_copy_hides_what_the_book_hides_and_fills_in_the_last_build(tmp_path):
     book = tmp_path / "book"
     (book / "images").mkdir(parents=True)
-    (book / "images" / "logo.svg").write_text("<svg/>")
+    for name in ("logo.svg", "logo.pdf", "unused.svg"):
+        (book / "images" / name).write_text("<svg/>")
     chapter = book / "tiny.md"
     header = (ROOT / "book" / "intro.md").read_text(encoding="utf-8").split("\n---\n")[0] + "\n---\n"
     chapter.write_text(
-        header + "\n# Tiny\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n"
+        header + "\n# Tiny\n\n![The logo](images/logo.*)\n\n```{code-cell} ipython3\n:tags: [remove-cell]\n"
         "import hwlib as hw\nhw.viz.glue(tiny_ridge=240.53724053724054, tiny_chip='TPU v5e')\n```\n\n"
         "The {glue:text}`tiny_chip` ridge is {glue:text}`tiny_ridge:.1f` FLOP/B.\n"
     )
@@ -190,8 +191,10 @@ def test_a_lab_copy_hides_what_the_book_hides_and_fills_in_the_last_build(tmp_pa
     out = tmp_path / "lab"
     [(copy, count, origin)] = lab_copies.write_lab_copies(book, out, executed, execute=False)
     assert copy == out / "book" / "tiny.ipynb" and count == 2 and origin == "build"
-    assert (out / "book" / "images" / "logo.svg").exists()
+    # the image the page shows (NAME.* is its SVG) beside the copy, and nothing the chapter does not show
+    assert sorted(path.name for path in (out / "book" / "images").iterdir()) == ["logo.svg"]
     notebook = nbformat.read(copy, as_version=4)
+    assert "![The logo](images/logo.svg)" in notebook.cells[2].source
     assert "make lab" in notebook.cells[0].source and "book/tiny.md" in notebook.cells[0].source
     setup, code = [cell for cell in notebook.cells if cell.cell_type == "code"]
     assert setup.source.startswith("import hwlib as hw") and notebook.cells.index(setup) == 1
@@ -267,3 +270,202 @@ def test_a_lab_copy_names_references_as_the_book_does():
     lab = lab_copies.lab_markdown(markdown, {"n": "3"}, lambda name, content: resolve((name, content)))
     assert lab.startswith("See Serving a model and Eq. 2.1; {term}`HBM` stays; {eval}`hw.viz.glued_text('n'")
     assert lab_copies.book_references(ROOT / "no-build-here") is None
+
+
+def myst_blocks(markdown: str):
+    """Every token MyST parses in a Markdown cell, directive bodies included (code directives and {math} excluded)."""
+    for token in MYST.parse(markdown):
+        yield token
+        if token.type in ("fence", "colon_fence") and token.info.startswith("{"):
+            if token.info.split("}")[0] + "}" not in lab_copies._CODE_DIRECTIVES:
+                yield from myst_blocks(token.content)
+
+
+def myst_images(markdown: str) -> list[str]:
+    """The path of every image MyST shows in a Markdown cell: {figure} and {image} directives, Markdown images."""
+    found = []
+    for token in myst_blocks(markdown):
+        if token.type in ("fence", "colon_fence") and token.info.startswith(("{figure}", "{image}")):
+            found.append(token.info.split("}", 1)[1].strip())
+        elif token.type == "inline":
+            found += [child.attrGet("src") for child in token.children if child.type == "image"]
+    return found
+
+
+def myst_equations(markdown: str) -> list[tuple[str, dict[str, str]]]:
+    """Every display equation MyST sees in a Markdown cell: ("$$", {"label": ...}) for dollar math, ("{math}",
+    its options) for a math directive."""
+    found = []
+    for token in myst_blocks(markdown):
+        if token.type == "math_block_label":
+            found.append(("$$", {"label": token.info.strip()}))
+        elif token.type in ("math_block", "amsmath"):
+            found.append(("$$", {}))
+        elif token.type in ("fence", "colon_fence") and token.info.startswith("{math}"):
+            options = {}
+            for line in token.content.splitlines():
+                if not line.startswith(":"):
+                    break
+                name, _, value = line[1:].partition(":")
+                options[name] = value.strip()
+            found.append(("{math}", options))
+    return found
+
+
+BOOK_CHAPTERS = [path for path in CHAPTERS if "appendix" not in path.parts]
+
+
+@pytest.fixture(scope="module")
+def lab_book(tmp_path_factory):
+    """The book's lab copies as `make lab` writes them (numbers from the kernel only: no build, nothing run)."""
+    out = tmp_path_factory.mktemp("lab")
+    lab_copies.write_lab_copies(ROOT / "book", out, None, execute=False, log=lambda message: None)
+    return out
+
+
+def copy_of(out: Path, source: Path) -> Path:
+    return (out / source.relative_to(ROOT)).with_suffix(".ipynb")
+
+
+def book_equation_numbers() -> dict[str, str]:
+    """Each labelled equation's number as the built book shows it, counted here from the sources as Sphinx does
+    (numfig): the chapter's number, continuing across the numbered parts of _toc.yml, a dot, and the equation's place
+    among the chapter's labelled display equations; unlabelled ones get none."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    numbered = [chapter["file"] for part in toc["parts"] if part.get("numbered") for chapter in part["chapters"]]
+    numbers = {}
+    for chapter_number, name in enumerate(numbered, 1):
+        labels = [
+            options["label"]
+            for source in markdown_cells(ROOT / f"{name}.md")
+            for _, options in myst_equations(source)
+            if options.get("label")
+        ]
+        numbers.update({label: f"{chapter_number}.{index}" for index, label in enumerate(labels, 1)})
+    return numbers
+
+
+def test_the_book_numbers_its_equations_by_chapter():
+    numbers = book_equation_numbers()
+    assert lab_copies.equation_numbers(ROOT / "book") == numbers
+    assert len(numbers) >= 60 and numbers["eq-intensity"] == "1.1" and numbers["eq-roofline"] == "1.2"
+    assert numbers["eq-bs-fixed"] == "11.1" and numbers["eq-bs-hier"] == "11.7"  # the chapter's first and last
+
+
+@pytest.mark.parametrize("path", BOOK_CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())
+def test_each_equation_in_a_lab_copy_carries_the_books_number(lab_book, path):
+    """jupyterlab-myst numbers every display equation 1, 2, 3 ... unless told otherwise: in the copy each labelled
+    one carries the book's number (11.2), each unlabelled one none, and each {eq} reads as the book's "Eq. 11.2"."""
+    numbers = book_equation_numbers()
+    copy = nbformat.read(copy_of(lab_book, path), as_version=4)
+    sources = jupytext.read(path).cells
+    assert len(copy.cells) == len(sources) + 2  # the note and the setup cell first
+    for source, cell in zip(sources, copy.cells[2:]):
+        if source.cell_type != "markdown":
+            continue
+        before, after = myst_equations(source.source), myst_equations(cell.source)
+        assert [kind for kind, _ in after] == ["{math}"] * len(before)  # no $$ left for jupyterlab-myst to number
+        for (_, options), (_, copied) in zip(before, after):
+            if options.get("label"):
+                label = options["label"]
+                assert copied == {"label": label, "enumerator": numbers[label]}
+            else:
+                assert copied == {"enumerated": "false"}
+        references = [content for name, content in myst_roles(source.source) if name == "eq"]
+        assert [name for name, _ in myst_roles(cell.source) if name == "eq"] == []
+        for label in references:
+            assert f"Eq. {numbers[label]}" in cell.source
+        assert cell.source.count("Eq. ") >= len(references) + source.source.count("Eq. ")
+
+
+def test_the_lab_copies_number_as_the_built_book_does():
+    """Against the last HTML build (``BOOK_HTML``, else _build/html), where there is one: each equation's number,
+    (11.2), as its page shows it."""
+    import os
+    import re
+
+    html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
+    if not html.is_dir():
+        pytest.skip("no HTML build (make book) to compare with")
+    shown = {}
+    for page in html.rglob("*.html"):
+        for match in re.finditer(
+            r'id="equation-([^"]+)">\s*<span class="eqno">\(([^)]*)\)', page.read_text(encoding="utf-8")
+        ):
+            shown[match.group(1)] = match.group(2)
+    numbers = lab_copies.equation_numbers(ROOT / "book")
+    assert {re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-"): n for label, n in numbers.items()} == shown
+
+
+def test_unnumbered_pages_and_sections_number_as_sphinx_does(tmp_path):
+    """The numbering rules beyond this book's table of contents: a chapter's sections count on its equations, and
+    pages outside the numbered parts count one sequence (1, 2 ...) in the order of the table of contents."""
+    header = (ROOT / "book" / "intro.md").read_text(encoding="utf-8").split("\n---\n")[0] + "\n---\n"
+    book = tmp_path / "book"
+    book.mkdir()
+    for name, labels in (("front", ["f1"]), ("one", ["a", "b"]), ("one_s", ["c"]), ("two", []), ("back", ["z"])):
+        math = "".join(f"$$\nx_{label}\n$$ ({label})\n\n$$\ny\n$$\n\n" for label in labels)
+        (book / f"{name}.md").write_text(header + f"\n# {name}\n\n{math}See {{eq}}`a`.\n")
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/front\nparts:\n"
+        "  - caption: A\n    numbered: true\n    chapters:\n"
+        "      - file: book/one\n        sections:\n          - file: book/one_s\n      - file: book/two\n"
+        "  - caption: B\n    chapters:\n      - file: book/back\n"
+    )
+    (tmp_path / "_config.yml").write_text("sphinx:\n  config:\n    math_eqref_format: 'Eq. {number}'\n")
+    assert lab_copies.section_numbers(book) == [
+        ("book/front", ()),
+        ("book/one", (1,)),
+        ("book/one_s", (1, 1)),
+        ("book/two", (2,)),
+        ("book/back", ()),
+    ]
+    assert lab_copies.equation_numbers(book) == {"f1": "1", "a": "1.1", "b": "1.2", "c": "1.3", "z": "2"}
+    lab_copies.write_lab_copies(book, tmp_path / "lab", None, execute=False)
+    text = (tmp_path / "lab" / "book" / "one.ipynb").read_text()
+    assert ":enumerator: 1.2" in text and ":enumerated: false" in text and "See Eq. 1.1." in text
+
+
+def test_equations_inside_directives_and_in_math_directives():
+    markdown = (
+        "Text\n\n$$ E = mc^2 $$ (eq-one)\n\n```{note}\n$$\nx\n$$ (eq-two)\n```\n\n"
+        "````{admonition} Deep\n```{math}\n:label: eq-three\n:class: wide\na = b\n```\n````\n\n"
+        "```python\n$$\nnot math\n$$\n```\n"
+    )
+    copied = lab_copies.lab_equations(markdown, {"eq-one": "2.1", "eq-two": "2.2", "eq-three": "2.3"})
+    assert "```{math}\n:label: eq-one\n:enumerator: 2.1\nE = mc^2\n```\n" in copied
+    assert "```{note}\n:::{math}\n:label: eq-two\n:enumerator: 2.2\nx\n:::\n```" in copied  # no fence closes early
+    assert "```{math}\n:class: wide\n:label: eq-three\n:enumerator: 2.3\na = b\n```\n````" in copied
+    assert "```python\n$$\nnot math\n$$\n```" in copied
+    assert [options for _, options in myst_equations(copied)][0] == {"label": "eq-one", "enumerator": "2.1"}
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())
+def test_every_image_in_a_lab_copy_is_a_file_beside_it(lab_book, path):
+    """Each image a chapter shows (``images/NAME.*``: the SVG its page shows) is in its lab copy as a path that
+    resolves from where the copy lies, to the same file."""
+    copy = copy_of(lab_book, path)
+    shown = [src for source in markdown_cells(path) for src in myst_images(source)]
+    copied = [src for cell in nbformat.read(copy, as_version=4).cells for src in myst_images(cell.source)]
+    assert len(copied) == len(shown)
+    for src, copied_src in zip(shown, copied):
+        assert (copy.parent / copied_src).is_file(), f"{copied_src} in {copy.name}"
+        assert (copy.parent / copied_src).read_bytes() == page_image(path, src).read_bytes()
+
+
+def page_image(chapter: Path, src: str) -> Path:
+    """The file the chapter's HTML page shows for an image path: NAME.* is its SVG, else PNG, GIF or JPEG."""
+    order = [".svg", ".png", ".gif", ".jpg", ".jpeg"]
+    found = [path for path in (chapter.parent / src).parent.glob(Path(src).name) if path.suffix.lower() in order]
+    return min(found, key=lambda path: order.index(path.suffix.lower())).resolve()
+
+
+def test_the_book_shows_images_and_only_those_are_copied(lab_book):
+    shown = {
+        page_image(path, src) for path in CHAPTERS for source in markdown_cells(path) for src in myst_images(source)
+    }
+    assert len(shown) >= 7
+    copied = {path for path in lab_book.rglob("*") if path.is_file() and path.suffix not in (".ipynb", ".json")}
+    assert {path.relative_to(lab_book) for path in copied} == {path.relative_to(ROOT) for path in shown}

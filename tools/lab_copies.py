@@ -12,6 +12,12 @@ headless (kept in ``_build/lab/.glued/`` until its code or hwlib changes). The s
 expression's fallback (its third argument) while the kernel has not glued that name yet: a
 chapter's opening paragraph may show a number computed by the cell below it.
 
+Display equations carry the book's numbers: each is a ``{math}`` directive with the number the built book gives
+it (``:enumerator: 11.2``, counted from the sources in the order Sphinx numbers them; an unlabelled one
+``:enumerated: false``, as the book leaves it unnumbered), and each ``{eq}`` reference reads "Eq. 11.2" as in
+the book. An image written ``images/NAME.*`` names the file the book's page shows (``images/NAME.svg``), and
+the image files the chapters show are copied beside the copies (same relative paths).
+
 The copies live under ``_build/`` (which the book excludes), so the book, its glue checks and
 nbval run on the untouched ``.md`` sources. A first hidden cell imports hwlib; cells the book hides
 (``remove-cell``, ``hide-input`` ...) start collapsed. Edits made in a copy stay in the copy.
@@ -24,17 +30,30 @@ from __future__ import annotations
 
 import argparse
 import ast
+import functools
 import hashlib
 import importlib.util
 import json
+import mimetypes
+import os
 import re
 import shutil
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import NamedTuple
 
 import jupytext
 import nbformat
+import yaml
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+from mdit_py_plugins.amsmath import amsmath_plugin
+from mdit_py_plugins.colon_fence import colon_fence_plugin
+from mdit_py_plugins.deflist import deflist_plugin
+from mdit_py_plugins.dollarmath import dollarmath_plugin
+from mdit_py_plugins.myst_blocks import myst_block_plugin
+from mdit_py_plugins.myst_role import myst_role_plugin
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -249,6 +268,287 @@ def reading_markdown(markdown: str, values: dict[str, str], resolve=None) -> str
     return "".join(out)
 
 
+@functools.cache
+def _parser() -> MarkdownIt:
+    """Markdown as the book's MyST reads its blocks (``_config.yml``'s extensions: dollarmath, amsmath, colon fences,
+    definition lists; roles and directives)."""
+    return (
+        MarkdownIt("commonmark")
+        .enable("table")
+        .use(myst_role_plugin)
+        .use(myst_block_plugin)
+        .use(colon_fence_plugin)
+        .use(dollarmath_plugin)
+        .use(amsmath_plugin)
+        .use(deflist_plugin)
+    )
+
+
+def _directive(token: Token) -> str:
+    """A directive's name as written (``{figure}``), or "" for a token that is not a directive."""
+    if token.type not in ("fence", "colon_fence") or not token.info.startswith("{"):
+        return ""
+    return token.info.split("}")[0] + "}"
+
+
+def _blocks(markdown: str, offset: int = 0, fences: tuple[str, ...] = ()) -> Iterator[tuple[Token, int, tuple]]:
+    """Every token MyST parses in a Markdown cell, with the cell's line its ``map`` counts from and the fences of the
+    directives around it: a directive's body (not a code directive's) is parsed as MyST parses it."""
+    for token in _parser().parse(markdown):
+        yield token, offset, fences
+        name = _directive(token)
+        if name and name not in _CODE_DIRECTIVES and token.map:
+            yield from _blocks(token.content, offset + token.map[0] + 1, (*fences, token.markup))
+
+
+def _directive_options(body: str) -> tuple[dict[str, str], list[str], str]:
+    """A directive body's options (``:name: value`` lines or a ``---`` YAML block), their lines, and the rest."""
+    lines = body.splitlines(keepends=True)
+    if lines and lines[0].strip() == "---" and any(line.strip() == "---" for line in lines[1:]):
+        end = next(i for i, line in enumerate(lines[1:], 1) if line.strip() == "---")
+        options = yaml.safe_load("".join(lines[1:end])) or {}
+        return {str(k): str(v) for k, v in options.items()}, lines[: end + 1], "".join(lines[end + 1 :])
+    options, count = {}, 0
+    for line in lines:
+        match = re.match(r"^:([\w-]+):(.*)$", line.strip())
+        if not match:
+            break
+        options[match.group(1)] = match.group(2).strip()
+        count += 1
+    return options, lines[:count], "".join(lines[count:])
+
+
+class Equation(NamedTuple):
+    """A display equation in a Markdown cell: its lines ``[start, end)``, its label (None: the book does not number
+    it), its LaTeX, how it is written ("dollar": ``$$ ... $$ (label)``, "directive": ``{math}``, "amsmath": a bare
+    ``\\begin{align}``), the fences of the directives around it and a ``{math}`` directive's other option lines."""
+
+    start: int
+    end: int
+    label: str | None
+    latex: str
+    kind: str
+    fences: tuple[str, ...] = ()
+    other_options: tuple[str, ...] = ()
+
+
+def display_equations(markdown: str) -> list[Equation]:
+    """Every display equation of a Markdown cell as MyST finds it, in order (code and code directives excluded)."""
+    found = []
+    for token, offset, fences in _blocks(markdown):
+        if not token.map:
+            continue
+        start, end = offset + token.map[0], offset + token.map[1]
+        if token.type in ("math_block", "math_block_label"):
+            label = token.info.strip() if token.type == "math_block_label" else None
+            found.append(Equation(start, end, label, token.content.strip(), "dollar", fences))
+        elif token.type == "amsmath":
+            found.append(Equation(start, end, None, token.content.strip(), "amsmath", fences))
+        elif _directive(token) == "{math}":
+            options, option_lines, rest = _directive_options(token.content)
+            argument = token.info[len("{math}") :].strip()
+            latex = "\n".join(part for part in (argument, rest.strip("\n")) if part)
+            others = tuple(
+                line.rstrip("\n")
+                for line in option_lines
+                if not re.match(r"^:(label|enumerated|numbered|enumerator|number):", line.strip())
+            )
+            if option_lines and option_lines[0].strip() == "---":  # YAML options: keep the ones it does not set
+                others = tuple(
+                    f":{k}: {v}"
+                    for k, v in options.items()
+                    if k not in ("label", "enumerated", "numbered", "enumerator", "number")
+                )
+            found.append(Equation(start, end, options.get("label") or None, latex, "directive", fences, others))
+    return found
+
+
+def _document_markdown(path: Path) -> str:
+    """A document's Markdown cells, in order (a MyST Markdown notebook's, a plain page's, an .ipynb's)."""
+    return "\n\n".join(cell.source for cell in jupytext.read(path).cells if cell.cell_type == "markdown")
+
+
+def _book_config(root: Path) -> dict:
+    config = (
+        yaml.safe_load((root / "_config.yml").read_text(encoding="utf-8")) if (root / "_config.yml").exists() else {}
+    )
+    return ((config or {}).get("sphinx") or {}).get("config") or {}
+
+
+def section_numbers(book: Path) -> list[tuple[str, tuple[int, ...]]]:
+    """Every document of the book's table of contents (``_toc.yml`` beside ``book``) in the order Sphinx walks them,
+    the root first, with the number the book gives it (``()``: unnumbered). Jupyter Book numbers chapters on across
+    numbered parts (``use_multitoc_numbering``); a chapter's sections are numbered within it, down to the part's
+    ``numbered`` depth. Without a table of contents, the chapters unnumbered."""
+    root = book.parent
+    if not (root / "_toc.yml").exists():
+        return [(path.relative_to(root).with_suffix("").as_posix(), ()) for path in chapters(book)]
+    toc = yaml.safe_load((root / "_toc.yml").read_text(encoding="utf-8"))
+    documents = [(str(toc["root"]), ())]
+    counter = [0]
+    default = (toc.get("defaults") or {}).get("numbered", False)
+
+    def walk(entries: list, prefix: tuple[int, ...], depth) -> None:
+        count = 0
+        for entry in entries or ():
+            if "file" not in entry:
+                continue
+            number: tuple[int, ...] = ()
+            if depth is True or (depth and depth >= len(prefix) + 1):
+                if prefix:
+                    count += 1
+                    number = (*prefix, count)
+                else:
+                    counter[0] += 1
+                    number = (counter[0],)
+            documents.append((str(entry["file"]), number))
+            for key in ("sections", "chapters"):
+                walk(entry.get(key), number if number else (), depth if number else False)
+            for part in entry.get("parts") or ():
+                walk(part.get("chapters") or part.get("sections"), number, part.get("numbered", depth))
+
+    for part in toc.get("parts") or [{"chapters": toc.get("chapters"), "numbered": default}]:
+        walk(part.get("chapters"), (), part.get("numbered", default))
+    return documents
+
+
+def equation_numbers(book: Path) -> dict[str, str]:
+    """The number the built book gives each labelled display equation (label: number, such as "11.2"), as Sphinx
+    assigns them: with ``numfig`` per chapter (``11.1``, ``11.2`` ... in the order they appear, its number before the
+    dot; ``numfig_secnum_depth`` levels of it), otherwise per page; unnumbered pages count on together."""
+    root = book.parent
+    config = _book_config(root)
+    numfig = config.get("numfig", True) and config.get("math_numfig", True)
+    depth = int(config.get("numfig_secnum_depth", 1))
+    separator = str(config.get("math_numsep", "."))
+    numbers: dict[str, str] = {}
+    counters: dict[tuple[int, ...], int] = {}
+    for document, secnum in section_numbers(book):
+        path = next(
+            (root / f"{document}{ext}" for ext in (".md", ".ipynb") if (root / f"{document}{ext}").exists()), None
+        )
+        if path is None:
+            continue
+        labels = [eq.label for eq in display_equations(_document_markdown(path)) if eq.label]
+        for index, label in enumerate(labels, 1):
+            if numfig:
+                prefix = secnum[:depth]
+                counters[prefix] = counters.get(prefix, 0) + 1
+                parts = [str(n) for n in (*prefix, counters[prefix])]
+                numbers.setdefault(label, separator.join([".".join(parts[:-1]), parts[-1]]) if prefix else parts[-1])
+            else:
+                numbers.setdefault(label, str(index))
+    return numbers
+
+
+def equation_references(book: Path, resolve=None):
+    """``resolve`` (a role's text as the book shows it, or None) with each ``{eq}`` reference to a labelled equation
+    shown as the book shows it (``math_eqref_format``: "Eq. 11.2"), from the equations' numbers in the sources, the
+    same numbers the lab copy's equations carry."""
+    numbers = equation_numbers(book)
+    template = _book_config(book.parent).get("math_eqref_format") or "({number})"
+
+    def text(name: str, content: str) -> str | None:
+        if name == "eq":
+            shown, _, target = content.partition("<")
+            label = target.rstrip(">").strip() if target else content.strip()
+            if label in numbers:
+                return template.format(number=numbers[label])
+        return resolve(name, content) if resolve is not None else None
+
+    return text
+
+
+def _fence(fences: tuple[str, ...]) -> str | None:
+    """A fence for a directive inside directives fenced with ``fences`` that none of them closes on, else None."""
+    for char in "`:":
+        lengths = [len(fence) for fence in fences if fence[0] == char]
+        if not lengths or min(lengths) > 3:
+            return char * 3
+    return None
+
+
+def lab_equations(markdown: str, numbers: dict[str, str]) -> str:
+    """A Markdown cell with every display equation written as a ``{math}`` directive that jupyterlab-myst numbers as
+    the book does: a labelled one with the book's number (``:enumerator: 11.2``), an unlabelled one not at all
+    (``:enumerated: false``; jupyterlab-myst numbers every display equation 1, 2, 3 ... otherwise). An equation it
+    cannot rewrite (an AMS environment, one in a list item or a quote) stays as it is."""
+    lines = markdown.splitlines(keepends=True)
+    for eq in reversed(display_equations(markdown)):
+        fence, first = _fence(eq.fences), lines[eq.start]
+        indent = first[: len(first) - len(first.lstrip(" "))]
+        if eq.kind == "amsmath" or fence is None or first.lstrip(" ")[:1] not in ("$", "`", ":", "~"):
+            continue
+        if eq.label and eq.label in numbers:
+            options = [f":label: {eq.label}", f":enumerator: {numbers[eq.label]}"]
+        elif eq.label:
+            options = [f":label: {eq.label}"]
+        else:
+            options = [":enumerated: false"]
+        latex = eq.latex.splitlines() or [""]
+        if latex[0].lstrip().startswith((":", "---")):
+            latex[0] = "{}" + latex[0]  # not an option line; {} prints nothing in LaTeX
+        body = [f"{fence}{{math}}", *eq.other_options, *options, *latex, fence]
+        ending = "\n" if lines[eq.end - 1].endswith("\n") else ""
+        lines[eq.start : eq.end] = ["\n".join(indent + line if line else line for line in body) + ending]
+    return "".join(lines)
+
+
+HTML_IMAGE_TYPES = ("image/svg+xml", "image/png", "image/gif", "image/jpeg")
+"""What Sphinx's HTML builder shows of an image written ``NAME.*``: the first of these there is."""
+
+
+def image_file(src: str, folder: Path, root: Path) -> Path | None:
+    """The file that the book's page shows for an image path ``src`` in a chapter in ``folder``: relative to the
+    chapter (to the book's source folder ``root`` with a leading ``/``), ``NAME.*`` as Sphinx's HTML builder picks it;
+    None for a URL or a file that is not there."""
+    if re.match(r"^[A-Za-z][A-Za-z0-9+.-]*:", src) or src.startswith("//"):
+        return None
+    path = (root / src.lstrip("/")) if src.startswith("/") else folder / src
+    if path.name.endswith(".*"):
+        found = {mimetypes.guess_type(p.name)[0]: p for p in sorted(path.parent.glob(path.name)) if p.is_file()}
+        return next((found[kind] for kind in HTML_IMAGE_TYPES if kind in found), None)
+    return path if path.is_file() else None
+
+
+def image_references(markdown: str) -> list[tuple[int, str]]:
+    """(line, path as written) of every image in a Markdown cell: ``{figure}`` and ``{image}`` directives and Markdown
+    images, directive bodies included (code excluded)."""
+    found = []
+    for token, offset, _ in _blocks(markdown):
+        if _directive(token) in ("{figure}", "{image}") and token.map:
+            found.append((offset + token.map[0], token.info.split("}", 1)[1].strip()))
+        elif token.type == "inline" and token.map:
+            stack = list(token.children or ())
+            while stack:
+                child = stack.pop(0)
+                if child.type == "image":
+                    found.append((offset + token.map[0], str(child.attrGet("src"))))
+                stack[:0] = list(child.children or ())
+    return found
+
+
+def lab_images(markdown: str, source: Path, root: Path) -> tuple[str, list[Path]]:
+    """A Markdown cell of the chapter ``source`` with every image path the book resolves written as the file it shows
+    (``images/ring_allreduce.*`` -> ``images/ring_allreduce.svg``, relative to the chapter), and those files."""
+    lines, files = markdown.splitlines(keepends=True), []
+    for line, src in image_references(markdown):
+        found = image_file(src, source.parent, root)
+        if found is None:
+            continue
+        files.append(found)
+        relative = Path(os.path.relpath(found, source.parent)).as_posix()
+        if relative == src:
+            continue
+        for at in range(line, len(lines)):  # the directive's line, or the first of the paragraph that has it
+            text = lines[at]
+            match = re.search(r"(\{(?:figure|image)\}\s+|\]\(\s*<?|\]:\s*<?)" + re.escape(src) + r"(?=[\s>)]|$)", text)
+            if match:
+                lines[at] = text[: match.end(1)] + relative + text[match.end() :]
+                break
+    return "".join(lines), files
+
+
 def _code(notebook: nbformat.NotebookNode) -> list[str]:
     return [cell.source.strip() for cell in notebook.cells if cell.cell_type == "code"]
 
@@ -330,11 +630,20 @@ def _hide(cell: nbformat.NotebookNode) -> None:
 
 
 def lab_notebook(
-    source: Path, book: Path, values: dict[str, str] | None = None, resolve=None
+    source: Path,
+    book: Path,
+    values: dict[str, str] | None = None,
+    resolve=None,
+    equations: dict[str, str] | None = None,
+    images: list[Path] | None = None,
 ) -> tuple[nbformat.NotebookNode, int]:
     """The lab copy of the chapter ``source`` and the number of glue roles rewritten; with the chapter's
-    glued ``values`` (``text/plain`` by name), each Markdown cell carries its numbers already."""
+    glued ``values`` (``text/plain`` by name), each Markdown cell carries its numbers already. Its display equations
+    carry the book's numbers (``equations``, label: number; by default ``equation_numbers(book)``), and its image
+    paths name the files the book shows, which are added to ``images``."""
     notebook = jupytext.read(source)
+    if equations is None:
+        equations = equation_numbers(book)
     count = 0
     for cell in notebook.cells:
         if cell.cell_type == "code":
@@ -343,6 +652,9 @@ def lab_notebook(
         if cell.cell_type != "markdown":
             continue
         roles = glue_roles(cell.source)
+        cell.source, files = lab_images(lab_equations(cell.source, equations), source, book.parent)
+        if images is not None:
+            images.extend(files)
         cell.source = lab_markdown(cell.source, values, resolve)
         if not roles:
             continue
@@ -384,11 +696,15 @@ def chapters(book: Path) -> list[Path]:
 def write_lab_copies(
     book: Path, out: Path, executed: Path | None = None, execute: bool = True, log=print, resolve=None
 ) -> list[tuple[Path, int, str]]:
-    """Write every chapter's lab copy under ``out`` (same folders as under the repository), with the book's
-    images beside them. Each copy's numbers come from the last build (``executed``) where it ran this code,
-    else from running the chapter once (``execute``; kept under ``out/.glued``), else from its kernel only.
+    """Write every chapter's lab copy under ``out`` (same folders as under the repository), with the image files its
+    chapter shows beside it (same paths). Each copy's numbers come from the last build (``executed``) where it ran
+    this code, else from running the chapter once (``execute``; kept under ``out/.glued``), else from its kernel only;
+    its equations and ``{eq}`` references carry the book's numbers (``equation_numbers``), and the other roles that
+    ``resolve`` knows read as the book shows them.
     Return (copy, glue roles rewritten, where its numbers came from: "build", "run" or "") per chapter."""
-    written = []
+    written, images = [], []
+    equations = equation_numbers(book)
+    resolve = equation_references(book, resolve)
     for source in chapters(book):
         relative = source.relative_to(book.parent)
         target = (out / relative).with_suffix(".ipynb")
@@ -403,12 +719,16 @@ def write_lab_copies(
                 values, origin = computed_values(source, cache, log), "run"
             except RuntimeError as error:
                 log(f"  {error}: its numbers appear once its cells run")
-        notebook, count = lab_notebook(source, book, values, resolve)
+        notebook, count = lab_notebook(source, book, values, resolve, equations, images)
         nbformat.write(notebook, target)
         written.append((target, count, origin))
-    for folder in book.rglob("images"):
-        if folder.is_dir() and "_build" not in folder.parts:
-            shutil.copytree(folder, out / folder.relative_to(book.parent), dirs_exist_ok=True)
+    for image in dict.fromkeys(images):
+        if not image.resolve().is_relative_to(book.parent.resolve()):
+            log(f"  {image} is outside {book.parent}: the lab copies cannot show it")
+            continue
+        copy = out / image.resolve().relative_to(book.parent.resolve())
+        copy.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(image, copy)
     return written
 
 
