@@ -6,7 +6,9 @@ rate. A forecast prices the same counts at what kernels are measured to reach (`
 * **matmuls** at the fraction of the dtype's peak large GEMMs reach on the chip (``KernelEfficiency.matmul``),
   times tile and wave quantization of the step's own shapes: a GEMM's output is cut into tiles of
   t_m x t_n, a partial tile costs a whole one, and tiles run in waves of the chip's SM count, so a last partial
-  wave costs a whole one (NVIDIA, "Matrix Multiplication Background User's Guide");
+  wave costs a whole one (NVIDIA, "Matrix Multiplication Background User's Guide"); in an fp8 step, a routed
+  expert's grouped GEMMs at their measured speed-up over bf16 instead (``fp8_grouped_speedup``: torchao's MXFP8
+  benchmarks, casts included);
 * **attention** at the fraction of the bf16 peak FlashAttention-style kernels reach (they run in bf16 beside
   fp8 matmuls: ``assumptions.ATTENTION_DTYPE``);
 * **collectives** at the fraction of their bound that nccl-tests and published collectives reach
@@ -49,6 +51,8 @@ class Efficiency:
     ``moe_layer_overhead_s``: seconds each MoE layer adds to a training step per micro-batch it runs forward and
     backward (routing, the token permutation's host synchronisation and small kernels); ``expert_overhead_s``: seconds
     each of a chip's local experts adds per MoE layer and micro-batch (its own GEMM and cast launches);
+    ``fp8_experts``: share of the fp8 matmul rate a routed expert's fp8 grouped GEMMs reach with their casts (None:
+    ``fp8_expert_share``, measured);
     ``kv_fraction``: share of the memory left after the weights that a serving engine gives its KV cache;
     ``overlap_slowdown``: how much longer compute takes while a collective runs beside it (0.2: 20 % longer);
     ``quantization``: apply tile and wave quantization; ``attention_dtype``: the dtype whose peak attention kernels
@@ -75,6 +79,7 @@ class Efficiency:
     request_overhead_s: Number | None = None
     moe_layer_overhead_s: Number | None = None
     expert_overhead_s: Number | None = None
+    fp8_experts: Number | None = None
     kv_fraction: Number | None = None
     overlap_slowdown: Number | None = None
     quantization: bool = True
@@ -100,6 +105,7 @@ class Efficiency:
             request_overhead_s=0.0,
             moe_layer_overhead_s=0.0,
             expert_overhead_s=0.0,
+            fp8_experts=1.0,
             overlap_slowdown=0.0,
             quantization=False,
             attention_dtype="matmul",
@@ -108,7 +114,7 @@ class Efficiency:
         )
 
     def __post_init__(self) -> None:
-        for name in ("matmul", "attention", "hbm", "collective", "kv_fraction"):
+        for name in ("matmul", "attention", "hbm", "collective", "fp8_experts", "kv_fraction"):
             value = getattr(self, name)
             if value is not None:
                 array = positive(f"Efficiency.{name}", value)
@@ -172,6 +178,24 @@ def matmul_fraction(chip: Chip, dtype: str) -> float:
     if dtype in record.matmul:
         return float(record.matmul[dtype].value)
     return min(float(q.value) for q in record.matmul.values())
+
+
+def fp8_grouped_speedup(expert_width: Number) -> float:
+    """How much faster than bf16 the fp8 grouped GEMMs of routed experts ``expert_width`` wide run, forward and
+    backward with their casts: on the line through the two measured widths (``efficiencies.FP8_GROUPED_GEMM_SPEEDUP``)
+    in log2 of the width, the narrower the slower, never below 1. Chapter :ref:`ch-forecast`."""
+    width = float(positive("expert_width", expert_width))
+    measured = efficiencies.FP8_GROUPED_GEMM_SPEEDUP
+    (narrow, low), (wide, high) = sorted((w, measured[w].value) for w in measured)
+    return float(max(1.0, low + (high - low) * np.log2(width / narrow) / np.log2(wide / narrow)))
+
+
+def fp8_expert_share(chip: Chip, expert_width: Number) -> float:
+    """Share of ``chip``'s fp8 matmul rate the fp8 grouped GEMMs of routed experts ``expert_width`` wide reach:
+    ``fp8_grouped_speedup`` times the chip's bf16 matmul rate over its fp8 one, at most 1. Chapter
+    :ref:`ch-forecast`."""
+    bf16 = chip.peak("bf16") * matmul_fraction(chip, "bf16")
+    return float(min(1.0, fp8_grouped_speedup(expert_width) * bf16 / (chip.peak("fp8") * matmul_fraction(chip, "fp8"))))
 
 
 def tile_quantization(

@@ -53,14 +53,17 @@ overlaps."""
 @dataclass(frozen=True)
 class Part:
     """One part of a step's work on one chip: ``flops`` of ``kind`` (``FLOP_KINDS``), HBM ``bytes``, for matmuls
-    the useful share of their tiles (``quantized``, 1 without quantization), and whether it runs once a step after
-    the pipeline's passes (``per_step``: the optimizer's update; the forecast's bubble does not stretch it)."""
+    the useful share of their tiles (``quantized``, 1 without quantization), the share of its kind's forecast rate
+    its kernels reach (``rate_share``: a routed expert's fp8 grouped GEMMs, ``hw.Efficiency.fp8_experts``), and
+    whether it runs once a step after the pipeline's passes (``per_step``: the optimizer's update; the forecast's
+    bubble does not stretch it)."""
 
     flops: Number = 0.0
     bytes: Number = 0.0
     kind: str = "matmul"
     quantized: Number = 1.0
     per_step: bool = False
+    rate_share: Number = 1.0
 
     def __post_init__(self) -> None:
         one_of("Part.kind", self.kind, FLOP_KINDS)
@@ -218,7 +221,7 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
     achieved_bandwidth = bandwidth * eff.hbm
     flops_s = {
         name: np.asarray(p.flops, dtype=float)
-        / (rates[p.kind] * (np.asarray(p.quantized) if eff.quantization else 1.0))
+        / (rates[p.kind] * (np.asarray(p.quantized) if eff.quantization else 1.0) * np.asarray(p.rate_share))
         for name, p in parts.items()
     }
     bytes_s = {name: np.asarray(p.bytes, dtype=float) / achieved_bandwidth for name, p in parts.items()}

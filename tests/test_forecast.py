@@ -31,7 +31,8 @@ def test_the_error_table_prints_and_the_errors_meet_their_targets(calibration):
         row = calibration.summary.loc[domain]
         assert row["mean error, leave one out (%)"] <= 100 * mean, domain
         assert row["worst, leave one out (%)"] <= 100 * worst, domain
-        assert row["mean error, leave source out (%)"] >= row["mean error, leave one out (%)"] - 1e-9, domain
+        # a whole source out is no easier than one run out, up to the fit grid's steps (a tenth of a point)
+        assert row["mean error, leave source out (%)"] >= row["mean error, leave one out (%)"] - 0.1, domain
 
 
 def test_enough_runs_and_sources_are_in_the_targets(calibration):

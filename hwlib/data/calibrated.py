@@ -77,7 +77,7 @@ ELEMENTWISE_PASSES = _FIT(
 """Passes of training's elementwise kernels over the matmuls' activations (fitted)."""
 
 MOE_LAYER_OVERHEAD_S = _FIT(
-    1.6e-3,
+    0.8e-3,
     "s",
     "fitted",
     "Seconds each MoE layer adds to a training step per micro-batch it runs forward and backward, beyond its "
@@ -97,7 +97,7 @@ EXPERT_OVERHEAD_S = _FIT(
 """Seconds each local expert adds per MoE layer and micro-batch (fitted)."""
 
 UNMODELLED_SHARE = _FIT(
-    0.20,
+    0.19,
     "1",
     "fitted",
     "Share of a training step's time outside every modelled term: data loading, synchronisation and the gaps "
@@ -125,9 +125,9 @@ def _error(
 
 
 FORECAST_ERRORS = (
-    _error("training", "MoE", "GPU", runs=24, sources=4, mean=0.176, worst=0.366, micro_batches="many"),
-    _error("training", "dense", "GPU", runs=80, sources=9, mean=0.076, worst=0.230, micro_batches="many"),
-    _error("training", "dense", "GPU", runs=13, sources=3, mean=0.092, worst=0.177, micro_batches="one"),
+    _error("training", "MoE", "GPU", runs=24, sources=4, mean=0.137, worst=0.353, micro_batches="many"),
+    _error("training", "dense", "GPU", runs=80, sources=9, mean=0.075, worst=0.230, micro_batches="many"),
+    _error("training", "dense", "GPU", runs=13, sources=3, mean=0.102, worst=0.197, micro_batches="one"),
     _error("training", "dense", "TPU", runs=35, sources=1, mean=0.104, worst=0.249, micro_batches="one"),
     _error("serving", "MoE", "GPU", runs=6, sources=1, mean=0.234, worst=0.340),
     _error("serving", "dense", "GPU", runs=55, sources=4, mean=0.180, worst=0.486),

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
+
 from hwlib.data.records import KernelEfficiency, cite
 
 _MAMF = cite(
@@ -285,6 +287,52 @@ ALL_TO_ALL_SHARE = {
 """Share of the bound an expert-parallel all-to-all reaches within a node and across the NICs, as DeepEP's normal
 kernels measure it (``hwlib.pricing.forecast_collective_s`` prices every all-to-all so; the other collectives
 take the all-reduces of ``step_measurements.COLLECTIVE_RUNS``)."""
+
+_TORCHAO_MOE = cite(
+    "pytorch/ao, torchao/prototype/moe_training/README.md, 'Autograd function' (github.com/pytorch/ao, commit "
+    "36027d82d1ad9949597ea16002ff4940374b1b94; one B200, torchao 0.14.0, torch 2.10.0a0: MXFP8 "
+    "_to_mxfp8_then_scaled_grouped_mm against bf16 torch._grouped_mm, forward and backward, the MXFP8 casts "
+    "included; M = 128,000 routed tokens over G = 1, 2, 4 and 8 local experts)",
+    "2026-12-06",
+)
+_SPEEDUP_HEADER = "| M,N,K,G | bf16_fwd_bwd_us | scaled_fwd_bwd_us | scaled_fwd_bwd_speedup |"
+
+
+def _measured_speedup(shapes: str, rows: tuple[str, ...]) -> object:
+    speedups = [float(row.rstrip(" |x").rsplit("|", 1)[1]) for row in rows]
+    return _TORCHAO_MOE(
+        float(np.exp(np.mean(np.log(speedups)))),
+        "1",
+        " ".join(rows),
+        f"{shapes}: the geometric mean over the four expert counts [derived]. Header: {_SPEEDUP_HEADER}",
+    )
+
+
+FP8_GROUPED_GEMM_SPEEDUP = {
+    2048: _measured_speedup(
+        "DeepSeek-V3's experts (N = 2,048 wide, K = 7,168 deep)",
+        (
+            "| (128000, 2048, 7168, 1) | 13064.80 | 10996.00 | 1.188x |",
+            "| (128000, 2048, 7168, 2) | 14900.20 | 11283.40 | 1.321x |",
+            "| (128000, 2048, 7168, 4) | 15823.60 | 9919.36 | 1.595x |",
+            "| (128000, 2048, 7168, 8) | 14966.80 | 10397.20 | 1.440x |",
+        ),
+    ),
+    8192: _measured_speedup(
+        "Llama 4 Scout's experts (N = 8,192 wide, K = 5,120 deep)",
+        (
+            "| (128000, 8192, 5120, 1) | 43140.20 | 23867.00 | 1.808x |",
+            "| (128000, 8192, 5120, 2) | 39487.60 | 23359.00 | 1.690x |",
+            "| (128000, 8192, 5120, 4) | 39189.20 | 23945.50 | 1.637x |",
+            "| (128000, 8192, 5120, 8) | 37700.70 | 22170.60 | 1.700x |",
+        ),
+    ),
+}
+"""How much faster than bf16 a routed expert's grouped GEMMs run in block-scaled FP8, forward and backward with their
+casts, by the expert's width N (its hidden size): far short of the 2x of the peaks, the less so the narrower the
+expert, since each operand is cast along both of its dimensions (torchao's kernel table for DeepSeek-V3's shapes:
+casts and scale layouts about a third of the GEMMs' time, the GEMMs at 52-66 % of the FP8 peak). The forecast prices
+an FP8 step's routed experts at this speed-up over their bf16 rate (``hwlib.efficiency.fp8_expert_share``)."""
 
 KV_CACHE_FRACTION = cite(
     "NVIDIA TensorRT-LLM, tensorrt_llm/llmapi/llm_args.py, KvCacheConfig.free_gpu_memory_fraction "

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 FORECAST_PARTS = (
     "matmuls",
+    "fp8 experts",
     "attention",
     "elementwise",
     "pipeline bubble",

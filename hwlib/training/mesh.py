@@ -106,10 +106,10 @@ def routing_imbalance_of(model: ModelShape, routing_imbalance: object) -> float:
     return value
 
 
-def expert_pace(model: ModelShape, imbalance: float) -> float:
-    """The busiest rank's matmul time over the balanced one's: the routed experts' share of a token's matmul
-    weights slowed by ``imbalance``."""
-    if imbalance == 1.0:
-        return 1.0
+def expert_split(model: ModelShape, imbalance: float) -> tuple[float, float]:
+    """The busiest rank's matmul work as shares of the balanced step's: (the dense matmuls', the routed experts'), the
+    experts' share of a token's matmul weights slowed by ``imbalance`` (0 for a dense model)."""
+    if not model.is_moe:
+        return 1.0, 0.0
     experts = model.param_breakdown(active=True)["experts"] / model.matmul_params(active=True)
-    return 1.0 + experts * (imbalance - 1.0)
+    return 1.0 - experts, experts * imbalance

@@ -34,14 +34,14 @@ from hwlib._checks import one_of, scalar_or_array
 from hwlib.data import assumptions
 from hwlib.data.records import TRAINING_PARTS, Cluster, ModelShape, TrainingRecipe, require
 from hwlib.data.records.layer_rules import RECOMPUTE, TRAINING_OVER_FORWARD
-from hwlib.efficiency import Efficiency, layer_quantization, require_efficiency
+from hwlib.efficiency import Efficiency, fp8_expert_share, layer_quantization, require_efficiency
 from hwlib.memory import usable_bytes
 from hwlib.pricing import Part, Work, price
 from hwlib.training.batch import split_batch
 from hwlib.training.collectives import step_collectives
 from hwlib.training.finetune import LoRA, step_flops
 from hwlib.training.fp8 import FP8Scaling, dispatch_share, fp8_activation_share
-from hwlib.training.mesh import WIRE_BYTES, Mesh, expert_pace, fsdp_shards, routing_imbalance_of
+from hwlib.training.mesh import WIRE_BYTES, Mesh, expert_split, fsdp_shards, routing_imbalance_of
 from hwlib.training.savers import (
     HOST_PART,
     Offload,
@@ -53,6 +53,7 @@ from hwlib.training.savers import (
     update_bytes,
 )
 from hwlib.training.zero import ZERO_SHARDED, chip_bytes, zero_stage
+from hwlib.units import element_dtype
 
 STEP_PARTS = (
     "compute",
@@ -223,7 +224,9 @@ def train_step(
     the FLOPs LoRA needs: the base's forward and input gradients, the adapters' passes, the attention);
     ``offload`` (``hw.Offload``) keeps the optimizer state or the activations in host memory; ``fp8`` (a key of
     ``hwlib.training.fp8.FP8_SCALINGS``, with ``dtype="fp8"``) adds FP8 training's casts, cached weights and fp8
-    all-gathers (``hwlib.training.savers``). ``routing_imbalance`` (an MoE's) is the busiest expert-parallel
+    all-gathers (``hwlib.training.savers``); with ``dtype="fp8"`` an MoE's routed experts are forecast at their
+    measured fp8 grouped-GEMM speed-up over bf16 (``hwlib.efficiency.fp8_grouped_speedup``; the forecast part
+    "fp8 experts" is what that adds). ``routing_imbalance`` (an MoE's) is the busiest expert-parallel
     rank's routed tokens over the mean: its experts' matmuls and its all-to-alls take that much longer, and the
     step waits for it (1: balanced, as benchmarks that force-balance the routing run; a capacity factor c caps
     it at c). ``ep_overlap`` hides the expert all-to-alls of each micro-batch behind another's compute, as
@@ -258,14 +261,13 @@ def train_step(
     )
     names = (("fsdp all-gather + reduce-scatter", "dp all-reduce"), "fsdp all-gather + reduce-scatter")  # grads, FSDP
     added, found = saver_work(model, cluster, mesh, batch, recipe, recompute, zero, saved, found, names)
+    matmul_flops = (model_flops + extra - attention_passes * attention) / count
+    dense, routed = expert_split(model, imbalance)
+    fp8_share = _fp8_expert_share(model, chip, dtype, efficiency)
     work = Work(
         parts={
-            "matmuls": Part(
-                (model_flops + extra - attention_passes * attention) * expert_pace(model, imbalance) / count,
-                0.0,
-                "matmul",
-                quantized,
-            ),
+            "matmuls": Part(matmul_flops * dense, 0.0, "matmul", quantized),
+            "routed experts": Part(matmul_flops * routed, 0.0, "matmul", quantized, rate_share=fp8_share),
             "attention": Part(attention_passes * attention / count, 0.0, "attention"),
             "optimizer step": Part(0.0, update_bytes(model, mesh, recipe, zero, saved), per_step=True),
             **added,
@@ -289,7 +291,8 @@ def train_step(
     forecast_time = priced.forecast_s
     parts = priced.forecast_parts_s
     forecast_parts = {
-        "matmuls": parts["matmuls"],
+        "matmuls": parts["matmuls"] + fp8_share * parts["routed experts"],
+        "fp8 experts": (1.0 - fp8_share) * parts["routed experts"],
         "attention": parts["attention"],
         "elementwise": parts["elementwise"] + sum(parts[name] for name in ELEMENTWISE_PARTS if name in parts),
         "pipeline bubble": parts["pipeline bubble"],
@@ -328,6 +331,16 @@ def train_step(
         host_memory_bytes=host,
         micro_batches=batch.micro_batches,
     )
+
+
+def _fp8_expert_share(model: ModelShape, chip: object, dtype: str, efficiency: Efficiency) -> float:
+    """``efficiency.fp8_experts``, else the measured ``fp8_expert_share`` of the model's experts in an fp8 step (1
+    in any other dtype or for a dense model)."""
+    if efficiency.fp8_experts is not None:
+        return efficiency.fp8_experts
+    if not model.is_moe or element_dtype(dtype) != "fp8":
+        return 1.0
+    return fp8_expert_share(chip, model.d_ff_expert)
 
 
 def moe_passes(model: ModelShape, mesh: Mesh, micro_batches: int, recompute: str) -> dict:

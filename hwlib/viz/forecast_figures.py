@@ -21,6 +21,7 @@ from hwlib.viz.style import PALETTE, new_axes
 _AT_PEAK = Efficiency.at_peak()
 _STEPS = {
     "matmuls": "matmul efficiency",
+    "fp8 experts": "fp8 grouped GEMMs of the experts",
     "attention": "attention kernels",
     "elementwise": "elementwise kernels",
     "pipeline bubble": "bubble (longer compute)",

@@ -10,10 +10,10 @@ import pytest
 
 import hwlib as hw
 from hwlib.data import efficiencies
-from hwlib.efficiency import collective_efficiency
+from hwlib.efficiency import collective_efficiency, fp8_expert_share, fp8_grouped_speedup, matmul_fraction
 from hwlib.pricing import BACKWARD_SHARE
 from hwlib.training.fp8 import dispatch_share, fp8_activation_share
-from hwlib.training.mesh import expert_pace
+from hwlib.training.mesh import expert_split
 from hwlib.training.plan import searched_recomputes, training_run_bound, training_run_forecast
 
 H100, H800 = hw.cluster("hgx-h100-ndr"), hw.cluster("hgx-h800-ndr")
@@ -29,7 +29,8 @@ def _step(mesh=EP16, **options):
 def test_an_imbalanced_routing_slows_the_experts_and_their_all_to_alls_by_its_factor():
     even, skewed = _step(), _step(routing_imbalance=1.5)
     experts = QWEN3.param_breakdown(active=True)["experts"] / QWEN3.matmul_params(active=True)
-    assert 0.5 < experts < 1 and expert_pace(QWEN3, 1.5) == pytest.approx(1 + 0.5 * experts)
+    assert 0.5 < experts < 1 and expert_split(QWEN3, 1.5) == pytest.approx((1 - experts, 1.5 * experts))
+    assert expert_split(LLAMA8, 1.0) == (1.0, 0.0)
     matmuls = (step.forecast_parts_s["matmuls"] for step in (even, skewed))
     assert next(matmuls) * (1 + 0.5 * experts) == pytest.approx(next(matmuls), rel=1e-9)
     assert skewed.compute_time_s > even.compute_time_s
@@ -253,7 +254,8 @@ def test_the_planner_tries_up_projections_on_mla_models_only():
 def test_deepseek_v3s_published_mesh_is_within_5_percent_of_the_planners_best():
     """pp 16, ep 64, no tensor parallelism, DualPipe on 2,048 H800s, 15,360 sequences of 4,096. With DeepSeek's
     recomputation of norms and up-projections and its FP8 recipe (activations kept and dispatched in fp8, Sec.
-    3.3.3) the published mesh fits with ZeRO-1, as the paper ran it, within 5 % of the planner's best. Without the
+    3.3.3) the published mesh fits with ZeRO-1, as the paper ran it, within 5 % of the planner's best, and its
+    forecast within 10 % of the measured pace. Without the
     recipe it needs ZeRO-2, and the planner's best (fewer experts a GPU, FSDP) is 5 to 10 % faster."""
     plan = hw.plan_training(DEEPSEEK, H800, 15360 * 4096, 4096, 2048, dtype="fp8", fp8="blockwise")
     published = next(p for p in plan.meshes if p.mesh == hw.Mesh(pp=16, dp=128, ep=64))
@@ -262,7 +264,7 @@ def test_deepseek_v3s_published_mesh_is_within_5_percent_of_the_planners_best():
     assert float(step.forecast_time_s / best.forecast_time_s) < 1.05
     run = next(r for r in hw.training_runs() if r.key == "deepseek-v3-2048-h800")
     measured = 15360 * 4096 / 2048 / run.measured.value
-    assert 0.85 * measured < float(step.forecast_time_s) < measured
+    assert 0.9 * measured < float(step.forecast_time_s) < 1.1 * measured
     plain = hw.plan_training(DEEPSEEK, H800, 15360 * 4096, 4096, 2048, dtype="fp8")
     without = next(p for p in plain.meshes if p.mesh == hw.Mesh(pp=16, dp=128, ep=64)).step
     assert without.zero == 2 and 1.04 < float(without.forecast_time_s / plain.feasible[0].step.forecast_time_s) < 1.10
@@ -321,5 +323,59 @@ def test_negative_moe_overheads_are_refused(name):
 
 def test_the_moe_band_is_printed_with_its_runs_and_sources():
     band = hw.forecast_band("training", QWEN3, H100.chip, micro_batches=64)
-    assert band.runs >= 24 and band.sources >= 4 and band.mean == pytest.approx(0.176)
+    assert band.runs >= 24 and band.sources >= 4 and band.mean == pytest.approx(0.137)
     assert f"{100 * band.mean:.0f} %" in band.text
+
+
+def test_the_fp8_grouped_gemm_speedups_are_the_geometric_means_of_the_quoted_rows():
+    for width, rows in ((2048, (1.188, 1.321, 1.595, 1.440)), (8192, (1.808, 1.690, 1.637, 1.700))):
+        record = efficiencies.FP8_GROUPED_GEMM_SPEEDUP[width]
+        assert record.value == pytest.approx(math.prod(rows) ** 0.25, rel=1e-12)
+        assert all(f"{speedup:.3f}x" in record.quoted for speedup in rows)
+
+
+def test_fp8_experts_reach_the_measured_speedup_over_bf16_by_their_width():
+    b200 = hw.chip("b200")
+    bf16, fp8 = (b200.peak(d) * matmul_fraction(b200, d) for d in ("bf16", "fp8"))
+    measured = {w: q.value for w, q in efficiencies.FP8_GROUPED_GEMM_SPEEDUP.items()}
+    for width, speedup in measured.items():
+        assert fp8_expert_share(b200, width) == pytest.approx(speedup * bf16 / fp8, rel=1e-12)
+    halfway = (measured[2048] + measured[8192]) / 2  # 4096 is halfway in log2 of the width
+    assert fp8_expert_share(b200, 4096) == pytest.approx(halfway * bf16 / fp8, rel=1e-12)
+    below = measured[2048] - (measured[8192] - measured[2048]) / 2  # one halving under the narrowest measured
+    assert fp8_expert_share(b200, 1024) == pytest.approx(below * bf16 / fp8, rel=1e-12)
+    assert fp8_expert_share(b200, 1) == pytest.approx(bf16 / fp8, rel=1e-12)  # never slower than bf16
+    assert fp8_grouped_speedup(1024) == pytest.approx(below, rel=1e-12) and fp8_grouped_speedup(1) == 1.0
+    assert fp8_expert_share(b200, 2**30) == 1.0  # never faster than a dense fp8 GEMM
+    with pytest.raises(ValueError, match="expert_width"):
+        fp8_expert_share(b200, 0)
+
+
+def test_an_fp8_step_prices_its_routed_experts_at_their_measured_share_and_nothing_else_changes():
+    step, at_rate = _step(), _step(efficiency=hw.Efficiency(fp8_experts=1.0))
+    share = fp8_expert_share(H100.chip, QWEN3.d_ff_expert)
+    dense, routed = expert_split(QWEN3, 1.0)
+    assert 0 < share < 1 and at_rate.forecast_parts_s["fp8 experts"] == 0.0
+    routed_s = at_rate.forecast_parts_s["matmuls"] * routed  # the same FLOPs at the fp8 matmul rate
+    assert step.forecast_parts_s["fp8 experts"] == pytest.approx(routed_s * (1 / share - 1), rel=1e-9)
+    assert step.forecast_parts_s["matmuls"] == pytest.approx(at_rate.forecast_parts_s["matmuls"], rel=1e-12)
+    assert step.time_s == at_rate.time_s and step.forecast_time_s > at_rate.forecast_time_s
+    bf16 = hw.train_step(QWEN3, H100, EP16, BATCH, SEQ, SEQ, "none")
+    dense_fp8 = hw.train_step(LLAMA8, H100, hw.Mesh(dp=8), 2**20, 4096, dtype="fp8")
+    assert bf16.forecast_parts_s["fp8 experts"] == 0.0 == dense_fp8.forecast_parts_s["fp8 experts"]
+    assert dense > 0
+
+
+def test_the_waterfall_of_an_fp8_moe_run_shows_what_its_experts_fp8_gemms_add():
+    from hwlib.viz.forecast_figures import forecast_waterfall
+
+    runs = {run.key: run for run in hw.training_runs()}
+    fp8_run, bf16_run = runs["mbridge2602-b200-deepseek-v3"], runs["moe-zoo-h100-qwen3-235b-a22b-tp4"]
+    assert forecast_waterfall(fp8_run).loc["fp8 grouped GEMMs of the experts", "seconds"] > 0
+    assert forecast_waterfall(bf16_run).loc["fp8 grouped GEMMs of the experts", "seconds"] == 0
+
+
+@pytest.mark.parametrize("bad", [0.0, 1.5, -0.2])
+def test_an_fp8_expert_share_outside_a_fraction_is_refused(bad):
+    with pytest.raises(ValueError, match="Efficiency.fp8_experts"):
+        hw.Efficiency(fp8_experts=bad)
