@@ -86,6 +86,10 @@ def test_configs_beside_the_catalogue_count_as_published():
     gemma2 = read(TESTS / "gemma-2-9b.from-pydict.json")
     assert gemma2.params() == hw.model("gemma-2-9b").params() and gemma2.windows == hw.model("gemma-2-9b").windows
     assert round(read(TESTS / "olmo-2-1124-7b.from-pydict.json").params() / 1e9, 1) == 7.3
+    for size in ("2b", "7b"):  # Gemma 1: two norms a layer, tied embeddings by default, head_dim given
+        gemma = read(TESTS / f"gemma-{size}.from-pydict.json")
+        assert gemma.params() == hw.model(f"gemma-{size}").params() and gemma.norms_per_layer == 2
+        assert gemma.tied_embeddings and gemma.head_dim == 256 and gemma.windows == ()
 
 
 def test_hand_derived_sums():

@@ -85,6 +85,7 @@ def test_the_families_read():
         "qwen2_moe",
         "qwen3",
         "qwen3_moe",
+        "gemma",
         "gemma2",
         "gemma3_text",
         "llama4_text",

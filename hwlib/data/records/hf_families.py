@@ -18,6 +18,7 @@ LLAMA_LIKE = (
     "qwen2_moe",
     "qwen3",
     "qwen3_moe",
+    "gemma",
     "gemma2",
     "gemma3_text",
     "llama4_text",
@@ -157,7 +158,7 @@ def _llama_like(r: Reader) -> dict:
         vocab=r.whole("vocab_size"),
         mlp="gated",
         norm="rmsnorm",
-        norms_per_layer=4 if gemma else 2,
+        norms_per_layer=4 if family in ("gemma2", "gemma3_text") else 2,  # Gemma 1 has a norm before each block only
         tied_embeddings=r.flag("tie_word_embeddings", gemma),
         qkv_bias=family in ("qwen2", "qwen2_moe"),
         qk_norm={"qwen3": "head", "qwen3_moe": "head", "gemma3_text": "head", "olmo2": "full"}.get(family, "none"),

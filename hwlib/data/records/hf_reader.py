@@ -30,6 +30,7 @@ IGNORED = frozenset(
         "norm_epsilon",
         "rope_theta",
         "rope_scaling",
+        "rope_parameters",  # transformers 5's home of rope_theta and rope_scaling
         "rope_local_base_freq",
         "partial_rotary_factor",
         "max_position_embeddings",
