@@ -231,8 +231,17 @@ def test_the_stored_error_bands_by_kind_are_the_calibrations(calibration):
 
 
 def test_every_catalogue_chip_has_a_family():
-    assert {chip.family for chip in hw.chips()} == {"GPU", "TPU"}
+    assert {chip.family for chip in hw.chips()} == {"GPU", "TPU", "Gaudi", "Trainium"}
     assert hw.chip("v5p").family == "TPU" and hw.chip("mi300x").family == "GPU"
+    assert (hw.chip("gaudi3").family, hw.chip("trainium2").family) == ("Gaudi", "Trainium")
+
+
+def test_a_family_without_measured_runs_gets_no_band_and_names_the_closest_measured_kind():
+    gpu = hw.forecast_band("training", hw.model("llama-3-70b"), hw.chip("h100-sxm"))
+    for key, family in (("gaudi3", "Gaudi"), ("trainium2", "Trainium")):
+        band = hw.forecast_band("training", hw.model("llama-3-70b"), hw.chip(key))
+        assert band.family == family and band.mean is None and band.runs == 0 and band.closest == gpu
+        assert band.text.startswith(f"error unknown: no {family} dense training runs")
 
 
 def test_a_forecast_band_is_its_kinds_measured_error(calibration):

@@ -47,3 +47,47 @@ def test_sparse_figures_are_halved_and_say_so():
     assert hw.chip("l40s").peak_flops["bf16"].quoted.startswith("362.05 |")
     # NVIDIA published no H20 page: every value says it is third-party
     assert all("third" in (q.source + q.note).lower() for q in hw.chip("h20").sourced_values().values())
+
+
+# key: (printed capacity B, capacity a program sees B, bandwidth B/s, bf16 FLOP/s, fp8 FLOP/s, on-chip B, TDP W)
+OTHER = {
+    "gaudi3": (128 * GB, 128 * GiB, 3.67 * TB, 1835 * TERA, 1835 * TERA, 96e6, 900.0),
+    "trainium2": (96 * GiB, 96 * GiB, 2.9 * TB, 667 * TERA, 1299 * TERA, 224 * 2**20, None),
+}
+
+
+@pytest.mark.parametrize("key", sorted(OTHER))
+def test_gaudi3_and_trainium2_keep_their_makers_numbers_and_are_their_own_families(key):
+    chip = hw.chip(key)
+    printed, seen, bandwidth, bf16, fp8, on_chip, tdp = OTHER[key]
+    assert chip.family == {"gaudi3": "Gaudi", "trainium2": "Trainium"}[key] and chip.source == "vendor"
+    assert chip.hbm_bytes == pytest.approx(printed, rel=1e-12)
+    assert chip.capacity_bytes == pytest.approx(seen, rel=1e-12)
+    assert chip.hbm_bytes_per_s == pytest.approx(bandwidth, rel=1e-12)
+    assert (chip.peak("bf16"), chip.peak("fp8")) == pytest.approx((bf16, fp8), rel=1e-12)
+    assert chip.on_chip_bytes == pytest.approx(on_chip, rel=1e-12) and chip.tdp_w == tdp
+    assert hw.ridge_point(chip) == pytest.approx(bf16 / bandwidth, rel=1e-12)
+    for name, quantity in chip.sourced_values().items():
+        assert quantity.source and quantity.quoted and quantity.read_on == "2026-12-06", name
+    with pytest.raises(KeyError, match="no sourced peak"):
+        chip.peak("fp4")
+
+
+def test_the_other_accelerators_are_found_by_their_names():
+    assert hw.chip("HL-325L") is hw.chip("gaudi3") is hw.chip("Intel Gaudi 3")
+    assert hw.chip("Trn2") is hw.chip("trainium2") is hw.chip("AWS Trainium2")
+    assert "third-party" in hw.chip("gaudi3").hbm.source  # Intel's own copy of the slides was not found
+
+
+def test_the_gaudi3_box_joins_eight_chips_all_to_all_and_leaves_each_three_ports_to_the_network():
+    box = hw.cluster("hls-gaudi3")
+    assert box.chip is hw.chip("gaudi3") and box.node_size == 8
+    per_direction_up, per_direction_out = 21 * 200e9 / 8, 3 * 200e9 / 8  # 200 Gb/s ports, bytes per direction
+    assert box.node_fabric.bandwidth.value == pytest.approx(per_direction_up) and box.node_fabric.directions == 1
+    assert box.network.bandwidth.value == pytest.approx(per_direction_out) and box.network.directions == 1
+    inside = hw.group_topology(box, 8, 1, 64)
+    assert inside.where == "node"
+    assert hw.collective_time_s("all-reduce", 1e9, inside) == pytest.approx(2 * 7 / 8 * 1e9 / per_direction_up)
+    across = hw.group_topology(box, 8, 8, 64)  # one chip of each of eight boxes: only the network
+    assert hw.collective_time_s("all-reduce", 1e9, across) > 2 * 7 / 8 * 1e9 / per_direction_out
+    assert hw.clusters(hw.chip("gaudi3")) == (box,) and hw.clusters(hw.chip("trainium2")) == ()

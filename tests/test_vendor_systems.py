@@ -9,7 +9,7 @@ import re
 import pytest
 
 import hwlib as hw
-from hwlib.data import doc002, vendor_fabrics, vendor_systems
+from hwlib.data import doc002, vendor_fabrics, vendor_other_systems, vendor_systems
 from hwlib.data.records import Fabric, Sourced
 from hwlib.training.regimes import regime_fabric
 
@@ -74,10 +74,16 @@ def test_lookup_by_alias_and_filters():
     assert hw.fabric("NDR") is hw.fabric("ib-ndr") is hw.fabric("InfiniBand NDR (400 Gb/s)")
     assert hw.fabric("NVLink 4") is hw.fabric("nvlink4")
     assert hw.fabric("nvlink", "doc002").label == "NVLink 300 GB/s [doc002]"
-    assert {f.key for f in hw.fabrics("vendor", "scale-out")} == {"ib-hdr", "ib-ndr", "ib-xdr", "roce-400"}
+    assert {f.key for f in hw.fabrics("vendor", "scale-out")} == {
+        "ib-hdr",
+        "ib-ndr",
+        "ib-xdr",
+        "roce-400",
+        "gaudi3-scale-out",
+    }
     # 0.2 keeps every fabric document 002 gives (one per GPU), not only the A100's two
     assert {f.key for f in hw.fabrics("doc002")} == {"nvlink-300", "nvlink-450", "nvlink-900", "ib-25", "ib-50"}
-    assert hw.fabrics() == (*vendor_fabrics.FABRICS, *doc002.FABRICS)
+    assert hw.fabrics() == (*vendor_fabrics.FABRICS, *vendor_other_systems.FABRICS, *doc002.FABRICS)
     h100 = hw.chip("H100-SXM", source="doc002")
     assert [f.key for f in hw.fabrics(source="doc002", kind="scale-out", chip=h100)] == ["ib-50"]
     assert [f.key for f in hw.fabrics(source="doc002", kind="scale-up", chip=h100)] == ["nvlink-450"]

@@ -27,6 +27,7 @@ from hwlib.data import (
     training_measurements,
     vendor_chips,
     vendor_fabrics,
+    vendor_other_systems,
     vendor_systems,
 )
 from hwlib.data.records import (
@@ -46,8 +47,8 @@ from hwlib.data.records import (
 )
 
 _CHIPS: tuple[Chip, ...] = (*vendor_chips.CHIPS, *doc000.CHIPS, *doc002.CHIPS)
-_FABRICS: tuple[Fabric, ...] = (*vendor_fabrics.FABRICS, *doc002.FABRICS)
-_CLUSTERS: tuple[Cluster, ...] = (*doc002.CLUSTERS, *vendor_systems.CLUSTERS)
+_FABRICS: tuple[Fabric, ...] = (*vendor_fabrics.FABRICS, *vendor_other_systems.FABRICS, *doc002.FABRICS)
+_CLUSTERS: tuple[Cluster, ...] = (*doc002.CLUSTERS, *vendor_systems.CLUSTERS, *vendor_other_systems.CLUSTERS)
 _MODELS: tuple[ModelShape, ...] = (*model_shapes.MODELS, *doc000.MODELS, doc002.MODEL)
 _RECIPES: tuple[TrainingRecipe, ...] = (literature.RECIPES[0], doc000.MIXED_BF16, *literature.RECIPES[1:])
 _DEPLOYMENTS: tuple[Deployment, ...] = vendor_systems.DEPLOYMENTS

@@ -23,8 +23,9 @@ ENERGY_FIELDS = ("hbm_energy", "flop_energy", "static_power", "tdp")
 
 CHIP_FAMILIES = ("GPU", "TPU")
 """The families of accelerators the forecast's error is measured per (``hw.forecast_band``)."""
-VENDOR_FAMILIES = {"NVIDIA": "GPU", "AMD": "GPU", "Google": "TPU"}
-"""The family of accelerators each vendor in the records makes (``Chip.family``)."""
+VENDOR_FAMILIES = {"NVIDIA": "GPU", "AMD": "GPU", "Google": "TPU", "Intel": "Gaudi", "AWS": "Trainium"}
+"""The family of accelerators each vendor in the records makes (``Chip.family``). Families outside
+``CHIP_FAMILIES`` have no measured run: a forecast on them gets no band of its own."""
 
 
 @dataclass(frozen=True, eq=False)
@@ -74,7 +75,8 @@ class Chip:
 
     @property
     def family(self) -> str:
-        """The family of accelerators its vendor makes, "GPU" or "TPU"; "" for a chip given inline."""
+        """The family of accelerators its vendor makes (``VENDOR_FAMILIES``: "GPU", "TPU", "Gaudi" or "Trainium");
+        "" for a chip given inline."""
         return VENDOR_FAMILIES.get(self.vendor, "")
 
     @property
