@@ -52,7 +52,7 @@ def test_sparse_figures_are_halved_and_say_so():
 # key: (printed capacity B, capacity a program sees B, bandwidth B/s, bf16 FLOP/s, fp8 FLOP/s, on-chip B, TDP W)
 OTHER = {
     "gaudi3": (128 * GB, 128 * GiB, 3.67 * TB, 1835 * TERA, 1835 * TERA, 96e6, 900.0),
-    "trainium2": (96 * GiB, 96 * GiB, 2.9 * TB, 667 * TERA, 1299 * TERA, 224 * 2**20, None),
+    "trainium2": (96 * GiB, 96 * GiB, 2.9 * TB, 667 * TERA, 1299 * TERA, 28 * 2**20, None),
 }
 
 

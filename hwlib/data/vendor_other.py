@@ -99,7 +99,11 @@ OTHER_ACCELERATORS: tuple[Chip, ...] = (
             "fp8": _TRAINIUM2(1299 * TERA, "FLOP/s", "1,299 FP8 TFLOPS", _TRN2_DENSE),
         },
         on_chip=_TRAINIUM2(
-            224 * MiB, "B", "SBUF Capacity (MiB) ... 224", "The eight cores' software-managed SRAM (SBUF), 28 MiB each."
+            224 * MiB / 8,
+            "B",
+            "SBUF Capacity (MiB) ... 224",
+            "One NeuronCore-v3's software-managed SRAM (SBUF): the chip's 224 MiB over its eight cores [derived], as "
+            "a TPU record holds one TensorCore's VMEM (a GEMM blocks into its own core's scratchpad).",
         ),
         interconnect=_TRAINIUM2(
             1280 * GB,
