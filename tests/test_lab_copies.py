@@ -469,3 +469,16 @@ def test_the_book_shows_images_and_only_those_are_copied(lab_book):
     assert len(shown) >= 7
     copied = {path for path in lab_book.rglob("*") if path.is_file() and path.suffix not in (".ipynb", ".json")}
     assert {path.relative_to(lab_book) for path in copied} == {path.relative_to(ROOT) for path in shown}
+
+
+def test_index_entries_feed_the_printed_index_and_stay_out_of_the_lab_copies(lab_book):
+    """A chapter's ``{index}`` directives (the PDF's concept index) have no place in a notebook: the copy drops them,
+    wherever they stand, and keeps everything around them."""
+    cell = "Before.\n\n```{index} roofline; derivation\n```\n\nAfter.\n\n"
+    cell += ":::{note}\n```{index} single: KV cache\n```\nIn.\n:::\n"
+    assert lab_copies.lab_without_index(cell) == "Before.\n\n\nAfter.\n\n:::{note}\nIn.\n:::\n"
+    indexed = [path for path in CHAPTERS if "{index}" in path.read_text(encoding="utf-8")]
+    assert len(indexed) >= 10
+    for path in indexed:
+        copied = nbformat.read(copy_of(lab_book, path), as_version=4)
+        assert not any("{index}" in cell.source for cell in copied.cells if cell.cell_type == "markdown"), path.name

@@ -468,6 +468,16 @@ def _fence(fences: tuple[str, ...]) -> str | None:
     return None
 
 
+def lab_without_index(markdown: str) -> str:
+    """A Markdown cell without its ``{index}`` directives: they feed the printed book's index, which a notebook has
+    no place for."""
+    lines = markdown.splitlines(keepends=True)
+    spans = [(offset + t.map[0], offset + t.map[1]) for t, offset, _ in _blocks(markdown) if _directive(t) == "{index}"]
+    for start, end in sorted(spans, reverse=True):
+        del lines[start:end]
+    return "".join(lines)
+
+
 def lab_equations(markdown: str, numbers: dict[str, str]) -> str:
     """A Markdown cell with every display equation written as a ``{math}`` directive that jupyterlab-myst numbers as
     the book does: a labelled one with the book's number (``:enumerator: 11.2``), an unlabelled one not at all
@@ -652,7 +662,7 @@ def lab_notebook(
         if cell.cell_type != "markdown":
             continue
         roles = glue_roles(cell.source)
-        cell.source, files = lab_images(lab_equations(cell.source, equations), source, book.parent)
+        cell.source, files = lab_images(lab_equations(lab_without_index(cell.source), equations), source, book.parent)
         if images is not None:
             images.extend(files)
         cell.source = lab_markdown(cell.source, values, resolve)
