@@ -82,9 +82,9 @@ class Priced:
         attention = (attention_flops * self.per_flop, attention_bytes * self.per_byte)
         return step_seconds(terms, attention, exposed, self.overhead_s(sequences), self.overlap, not self.forecast)
 
-    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> np.ndarray:
+    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray, verifying=None) -> np.ndarray:
         """Seconds of steps whose sequences each take ``new`` tokens after ``context`` (the last axis runs over the
-        sequences; a leading one over consecutive steps)."""
+        sequences; a leading one over consecutive steps); ``verifying`` is a speculative engine's (``Engine``)."""
         return self.seconds(tokens, sequences, *self.attention(new, context))
 
     def decode_line(self, context: np.ndarray) -> tuple[float, float, int] | None:
@@ -157,12 +157,14 @@ class Engine:
             return -(-tokens // self.block) * self.block * self.kv_per_token
         return float(self.held_bytes(np.array([tokens]))[0])
 
-    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray) -> float:
+    def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray, verifying=None) -> float:
         """Seconds of one step whose sequences each take ``new`` tokens after ``context``, with the drafter's k
-        single-token steps over the sequences that verify drafts."""
+        single-token steps over the sequences that verify drafts: ``verifying`` (a mask over the sequences), else
+        those that take k + 1 tokens. A prompt or a prompt chunk drafts nothing."""
         seconds = float(self.target.step_s(tokens, sequences, new, context))
         if self.drafter is not None:
-            drafting = context[new > 1]
+            verifying = np.asarray(new) == self.spec.draft_tokens + 1 if verifying is None else verifying
+            drafting = context[verifying]
             if drafting.size:
                 ahead = np.arange(self.spec.draft_tokens)[:, None]
                 seconds += float(np.sum(self.drafter.step_s(drafting.size, drafting.size, 1.0, drafting + ahead)))
@@ -222,9 +224,10 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
     # below this many tokens held (with a block of slack per sequence) the cache cannot be full: skip the exact count
     safe_tokens = room / engine.kv_per_token if engine.kv_per_token else 0.0
 
-    def fits(held: np.ndarray, extra: int) -> bool:
-        """Whether the cache holds every sequence after ``extra`` more tokens each."""
-        if float(held.sum()) + held.size * (extra + block) < safe_tokens:
+    def fits(held: np.ndarray, extra: object) -> bool:
+        """Whether the cache holds every sequence after ``extra`` more tokens each (a number, or one per sequence)."""
+        extra = np.broadcast_to(extra, held.shape)
+        if float(held.sum()) + float(np.sum(extra + block)) < safe_tokens:
             return True
         return float(held_bytes(held + extra).sum()) <= room
 
@@ -292,7 +295,7 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
         if chunk is not None and not chunk.any():
             chunk = None
         if chunk is None:  # the cache must take every decode's new tokens: preempt the latest admitted until it does
-            while n > 1 and not fits(held[decoding] if not decoding.all() else held, per_decode):
+            while n > 1 and not fits(held, np.where(decoding, per_decode, 0)):  # a stalled prompt's blocks too
                 n -= 1
                 victim = int(ids[n])
                 carried[victim] = int(generated[n])
@@ -300,7 +303,9 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
                 preemptions += 1
                 ids, target, done, generated, folded = state[:, :n]
                 held, decoding = held[:n], decoding[:n]
-        if chunk is None and decoding.all() and n and spec is not None:
+        if chunk is None and decoding.all() and n and (answers[ids] <= generated).any():
+            over = answers[ids] <= generated  # arrived with its answer complete (a one-token answer, decode pool)
+        elif chunk is None and decoding.all() and n and spec is not None:
             # speculative decode-only steps, priced together with their drawn gains until a sequence finishes
             left = answers[ids] - generated
             steps = min(int(left.min()), SPECULATIVE_STRETCH)
@@ -353,7 +358,7 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
             # a decoding sequence feeds its last token, whose keys and values its cache does not hold yet
             context = np.where(decoding, held - 1, done)
             stepping = new > 0
-            t += float(engine.step_s(tokens, int(stepping.sum()), new[stepping], context[stepping]))
+            t += float(engine.step_s(tokens, int(stepping.sum()), new[stepping], context[stepping], decoding[stepping]))
             ends.append(np.array([t]))
             logged.append((1, tokens, int(stepping.sum())))
             done += chunk
