@@ -55,7 +55,9 @@ class Efficiency:
     ``fp8_expert_share``, measured);
     ``kv_fraction``: share of the memory left after the weights that a serving engine gives its KV cache;
     ``overlap_slowdown``: how much longer compute takes while a collective runs beside it (0.2: 20 % longer);
-    ``quantization``: apply tile and wave quantization; ``attention_dtype``: the dtype whose peak attention kernels
+    ``quantization``: apply tile and wave quantization; ``expert_kernels``: price an MoE's routed experts as the
+    step's ``experts`` says they run (capacity padding and its einsums, a grouped matmul's tiles), not dropless at
+    the peak; ``attention_dtype``: the dtype whose peak attention kernels
     run at ("bf16" by default, ``assumptions.ATTENTION_DTYPE``; "matmul": the matmuls' own); ``parts_overlap``: a
     step's parts (weights, attention, activations) overlap as one roofline of their totals, as the bound assumes,
     instead of running one after another as an engine's kernels do (the default); ``best_overlap``: True, collectives
@@ -83,15 +85,16 @@ class Efficiency:
     kv_fraction: Number | None = None
     overlap_slowdown: Number | None = None
     quantization: bool = True
+    expert_kernels: bool = True
     attention_dtype: str | None = None
     parts_overlap: bool = False
     best_overlap: bool | None = None
 
     @classmethod
     def at_peak(cls) -> Efficiency:
-        """Every rate at its peak, no floor, pass, overhead, slowdown or unmodelled share, no quantization,
-        attention at the matmuls' peak, a step's parts overlapping and collectives hidden as well as they can be: a
-        forecast at these values is its bound."""
+        """Every rate at its peak, no floor, pass, overhead, slowdown or unmodelled share, no quantization or expert
+        kernel's padding, attention at the matmuls' peak, a step's parts overlapping and collectives hidden as well
+        as they can be: a forecast at these values is its bound."""
         return cls(
             matmul=1.0,
             attention=1.0,
@@ -108,6 +111,7 @@ class Efficiency:
             fp8_experts=1.0,
             overlap_slowdown=0.0,
             quantization=False,
+            expert_kernels=False,
             attention_dtype="matmul",
             parts_overlap=True,
             best_overlap=True,
@@ -136,7 +140,7 @@ class Efficiency:
                 share = as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
                 if (share >= 1).any():
                     raise ValueError(f"Efficiency.{name} must be in [0, 1), got {describe(getattr(self, name))}")
-        for name in ("quantization", "parts_overlap", "best_overlap"):
+        for name in ("quantization", "expert_kernels", "parts_overlap", "best_overlap"):
             value = getattr(self, name)
             if not isinstance(value, bool) and not (name == "best_overlap" and value is None):
                 allowed = "True, False or None" if name == "best_overlap" else "True or False"

@@ -52,6 +52,7 @@ TOPICS = (
     "training.mesh",
     "training.batch",
     "training.fp8",
+    "training.experts",
     "training.finetune",
     "training.savers",
     "training.collectives",

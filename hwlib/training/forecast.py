@@ -7,6 +7,7 @@ from __future__ import annotations
 FORECAST_PARTS = (
     "matmuls",
     "fp8 experts",
+    "expert kernels",
     "attention",
     "elementwise",
     "pipeline bubble",

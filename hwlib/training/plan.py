@@ -71,6 +71,7 @@ def training_run_bound(run: TrainingRun, efficiency: Efficiency | None = None) -
                     interleave=chunk,
                     schedule=run.schedule,
                     ep_overlap=run.ep_overlap,
+                    experts=run.experts,
                     usable_fraction=assumptions.BOUND_HBM_FRACTION,
                     causal=run.causal,
                     efficiency=efficiency,

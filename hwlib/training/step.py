@@ -39,6 +39,7 @@ from hwlib.memory import usable_bytes
 from hwlib.pricing import Part, Work, price
 from hwlib.training.batch import split_batch
 from hwlib.training.collectives import step_collectives
+from hwlib.training.experts import ExpertKernel, expert_kernel_share
 from hwlib.training.finetune import LoRA, step_flops
 from hwlib.training.fp8 import FP8Scaling, dispatch_share, fp8_activation_share
 from hwlib.training.mesh import WIRE_BYTES, Mesh, expert_split, fsdp_shards, routing_imbalance_of
@@ -205,6 +206,7 @@ def train_step(
     fp8: str | FP8Scaling | None = None,
     routing_imbalance: float = 1.0,
     ep_overlap: bool = False,
+    experts: ExpertKernel | None = None,
 ) -> TrainStep:
     """One training step of ``model`` on ``mesh.n_chips`` chips of ``cluster``: times, MFU and memory per chip.
 
@@ -230,8 +232,10 @@ def train_step(
     rank's routed tokens over the mean: its experts' matmuls and its all-to-alls take that much longer, and the
     step waits for it (1: balanced, as benchmarks that force-balance the routing run; a capacity factor c caps
     it at c). ``ep_overlap`` hides the expert all-to-alls of each micro-batch behind another's compute, as
-    Megatron-Core's ``--overlap-moe-expert-parallel-comm`` does (``hwlib.training.collectives``). Chapters
-    :ref:`ch-sharding` and :ref:`ch-forecast`.
+    Megatron-Core's ``--overlap-moe-expert-parallel-comm`` does (``hwlib.training.collectives``). ``experts``
+    (``hwlib.data.records.ExpertKernel``) says how the routed experts run where not as one dropless grouped
+    GEMM at the chip's tile (capacity-padded einsums, a grouped matmul's own tile); the forecast part "expert
+    kernels" is what that adds. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
@@ -264,10 +268,14 @@ def train_step(
     matmul_flops = (model_flops + extra - attention_passes * attention) / count
     dense, routed = expert_split(model, imbalance)
     fp8_share = _fp8_expert_share(model, chip, dtype, efficiency)
+    kernel_share = expert_kernel_share(experts, model, micro_tokens, batch.seq_len, mesh.tp, mesh.ep)
+    kernel_share = kernel_share if efficiency.expert_kernels else 1.0
     work = Work(
         parts={
             "matmuls": Part(matmul_flops * dense, 0.0, "matmul", quantized),
-            "routed experts": Part(matmul_flops * routed, 0.0, "matmul", quantized, rate_share=fp8_share),
+            "routed experts": Part(
+                matmul_flops * routed, 0.0, "matmul", quantized, rate_share=fp8_share * kernel_share
+            ),
             "attention": Part(attention_passes * attention / count, 0.0, "attention"),
             "optimizer step": Part(0.0, update_bytes(model, mesh, recipe, zero, saved), per_step=True),
             **added,
@@ -291,8 +299,9 @@ def train_step(
     forecast_time = priced.forecast_s
     parts = priced.forecast_parts_s
     forecast_parts = {
-        "matmuls": parts["matmuls"] + fp8_share * parts["routed experts"],
-        "fp8 experts": (1.0 - fp8_share) * parts["routed experts"],
+        "matmuls": parts["matmuls"] + fp8_share * kernel_share * parts["routed experts"],
+        "fp8 experts": (1.0 - fp8_share) * kernel_share * parts["routed experts"],
+        "expert kernels": (1.0 - kernel_share) * parts["routed experts"],
         "attention": parts["attention"],
         "elementwise": parts["elementwise"] + sum(parts[name] for name in ELEMENTWISE_PARTS if name in parts),
         "pipeline bubble": parts["pipeline bubble"],

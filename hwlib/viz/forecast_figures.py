@@ -22,6 +22,7 @@ _AT_PEAK = Efficiency.at_peak()
 _STEPS = {
     "matmuls": "matmul efficiency",
     "fp8 experts": "fp8 grouped GEMMs of the experts",
+    "expert kernels": "the experts' capacity padding and matmul tiles",
     "attention": "attention kernels",
     "elementwise": "elementwise kernels",
     "pipeline bubble": "bubble (longer compute)",

@@ -144,17 +144,22 @@ def test_every_moe_run_stays_below_its_bound():
         bound, step = training_run_bound(run)
         assert float(run.measured.value) < bound, run.key
         assert step.mesh.ep == run.mesh.get("ep", 1)
-        on_tpu = run.cluster_key in tpus  # the MoE overheads price the fine-grained and Blackwell GPU runs
-        assert bool(run.outside_model) == on_tpu and ("not modelled" in run.outside_model) == on_tpu, run.key
+        eight_a_token = run.cluster_key in tpus and run.model.experts_per_token == 8
+        maverick = run.key == "maxtext-v5p256-llama4-maverick"
+        assert bool(run.outside_model) == (eight_a_token or maverick), run.key  # the GPU runs and the rest: fitted
+        assert ("8 of" in run.outside_model) == eight_a_token and ("tensor-parallel" in run.outside_model) == maverick
 
 
-def test_tpu_moe_runs_are_faster_in_the_forecast_than_measured():
-    """The MoE sort, permutation and grouped matmuls are unpriced on a TPU: every MaxText MoE run is slower than its
-    forecast, which is why they stay out of the fit."""
+def test_tpu_moe_runs_kept_out_are_faster_in_the_forecast_than_measured():
+    """What the TPU runs of 8 experts a token and Maverick's tensor-parallel experts pay is unpriced: each is slower
+    than its forecast, which is why they stay out of the fit; the others' expert kernels are priced."""
     runs = [run for run in hw.training_runs() if run.model.is_moe and run.cluster_key.startswith("tpu")]
     assert len(runs) == 10 and {run.source for run in runs} == {"MaxText, tpu-recipes"}
     for run in runs:
-        assert float(training_run_forecast(run)) > float(run.measured.value), run.key
+        if run.outside_model:
+            assert float(training_run_forecast(run)) > 1.3 * float(run.measured.value), run.key
+        else:
+            assert run.experts is not None and run.model.experts_per_token <= 2, run.key
 
 
 def test_the_h800_is_an_h100_with_less_nvlink():

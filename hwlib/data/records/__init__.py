@@ -22,7 +22,7 @@ from hwlib.data.records.hardware import (
     require_chip,
     require_chips,
 )
-from hwlib.data.records.kernels import KernelEfficiency
+from hwlib.data.records.kernels import ExpertKernel, KernelEfficiency
 from hwlib.data.records.latent_attention import LatentAttention
 from hwlib.data.records.model_shape import ModelShape
 from hwlib.data.records.quantities import READ_ON, SOURCES, Sourced, cite
@@ -60,6 +60,7 @@ __all__ = [
     "CollectiveRun",
     "DecodeRun",
     "Deployment",
+    "ExpertKernel",
     "Fabric",
     "ForecastError",
     "KernelEfficiency",

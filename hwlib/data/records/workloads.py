@@ -127,8 +127,10 @@ class TrainingRun:
     recomputed forward), "mfu" (model FLOPs utilization) or "tokens_per_s_per_chip". ``dtype`` is the
     matmuls' peak the bound uses; ``causal`` False where the run's kernels computed the whole score matrix.
     ``micro_batch_sequences``, ``interleave`` (pipeline chunks per stage) and ``schedule`` (the pipeline schedule,
-    ``hwlib.training.schedules.SCHEDULES``) where the run states them; ``ep_overlap`` where its configuration
-    overlaps the expert all-to-alls with another micro-batch's compute (``hw.train_step``'s option).
+    ``hwlib.training.schedules.SCHEDULES``) where the run states them; ``ep_overlap`` where its configuration overlaps
+    the expert all-to-alls with another micro-batch's compute and ``experts`` (an
+    ``hwlib.data.records.ExpertKernel``) how its routed experts run, where not dropless at the chip's tile
+    (``hw.train_step``'s options).
     ``attention``: the fraction of the bf16 peak its attention kernels reach, where the run's stated software
     predates the kernel the chip's record holds (None: the chip's record). ``outside_model`` says what the run
     depends on that the step model leaves out ("" where nothing); such
@@ -155,6 +157,7 @@ class TrainingRun:
     schedule: str | None = None
     outside_model: str = ""
     ep_overlap: bool = False
+    experts: object = None
 
     def __post_init__(self) -> None:
         one_of("metric", self.metric, ("megatron_tflops", "mfu", "tokens_per_s_per_chip"))
