@@ -2,8 +2,7 @@
 
 ``hw.simulate_serving`` (``hwlib.serving.simulate``) says what the engine does; here is how it does it, step by
 step, fast: the running requests' state in one array, decode-only stretches priced together; it returns a
-``SimulatedServing`` (``hwlib.serving.served``). Chapter
-:ref:`ch-serving-many`.
+``SimulatedServing`` (``hwlib.serving.served``). Chapter :ref:`ch-serving-many`.
 """
 
 from __future__ import annotations
@@ -135,7 +134,8 @@ class Engine:
             self.drafter = Priced(spec.drafter(model), chip, topology, n_chips, precision, drafting, max_sequences)
         self.count, self.table = n_chips, self.target.table
         self.kv_per_token = self.target.kv_per_token
-        self.budget, self.max_sequences, self.block, self.chunked = budget, max_sequences, block_tokens, chunked
+        self.budget, self.block, self.chunked = budget, block_tokens, chunked
+        self.max_sequences = min(max_sequences, max(budget // per_decode, 1))  # a step verifies every decode's drafts
         self.reserve = reserve  # admit only while the cache holds each request's prompt and whole answer
         free = float(usable_bytes(chip, 1.0, n_chips)) - held_weight_bytes(
             model, precision.weight_dtype, n_chips, options.get("attention_dp", False)

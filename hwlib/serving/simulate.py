@@ -6,7 +6,8 @@ lengths. An engine runs one step after another (Yu et al., "Orca", OSDI 2022; Kw
 * **admission**: a waiting request joins the running batch, first come first served, while the batch holds fewer
   than ``max_sequences`` and the KV cache has room for its prompt; the cache is the engine's share of the memory
   the weights leave (``Efficiency.kv_fraction``), held in blocks of ``block_tokens`` per sequence and per layer
-  as much as the layer's window keeps;
+  as much as the layer's window keeps; a request whose prompt and answer the cache cannot hold alone is refused
+  (a ValueError), as an engine refuses it;
 * **a step**: without ``chunked_prefill`` a step that admits prompts prefills them whole (up to
   ``max_batch_tokens`` together) and decodes nothing, as vLLM's first scheduler did; with it every running
   sequence decodes one token and the step's leftover budget of ``max_batch_tokens`` goes to prefill chunks
@@ -16,7 +17,8 @@ lengths. An engine runs one step after another (Yu et al., "Orca", OSDI 2022; Kw
 * **prefix caching**: the first ``prefix_tokens`` of every prompt are shared; a request finds them cached with
   probability ``prefix_hit_rate`` and prefills only the rest (the shared blocks are stored once);
 * **speculative decoding** (``speculation``): each decode verifies k + 1 tokens and its drafter proposes k,
-  and a sequence gains 1 + the accepted draft tokens, drawn per step.
+  and a sequence gains 1 + the accepted draft tokens, drawn per step; the engine runs at most
+  ``max_batch_tokens`` / (k + 1) sequences, so that a step verifies every decode's drafts within its budget.
 
 Each step is priced by ``hwlib.serving.pricing`` (the forecast, or ``estimate="bound"`` for the best case) from
 the tokens and the sequences in it. The first token comes at the end of the step that finishes the prompt. A
@@ -39,6 +41,7 @@ from hwlib.serving.engine import Engine, run
 from hwlib.serving.pricing import held_weight_bytes
 from hwlib.serving.served import SimulatedServing
 from hwlib.serving.speculative import Speculation
+from hwlib.units import format_bytes
 
 ESTIMATES = ("forecast", "bound")
 """What prices a simulated step: the forecast (what engines reach) or the bound (every chip at its peak)."""
@@ -106,17 +109,16 @@ def simulate_serving(
     instead of Poisson arrivals. ``seed`` fixes the arrivals, the prefix hits and the accepted draft tokens.
 
     ``prefill_chips`` splits the chips into a prefill pool of that many and a decode pool of the rest (Zhong et al.,
-    "DistServe", OSDI 2024; Patel et al., "Splitwise", ISCA 2024): the prefill pool runs prefill-only steps and
-    gives each request its first token; its KV cache then crosses to the decode pool over the cluster's fabric
-    (the node's links within a node, else the NICs, each chip of the smaller pool sending its share), and the
-    decode pool decodes the rest. ``expert_parallel`` and ``attention_dp`` split the model as ``hw.inference_step``
-    does. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four
-    dtypes at once. ``concurrency`` C replaces the arrivals with a benchmark's closed loop of C clients, each
-    sending its next request when its last one ends (vLLM's and SGLang's ``--max-concurrency`` with every request
-    ready at once): C arrive together, and each finish brings the next. ``reserve_output`` admits a request only
-    while the cache holds its prompt and its whole answer, so that none is ever preempted (TensorRT-LLM's default
-    capacity scheduler, ``GUARANTEED_NO_EVICT``: tensorrt_llm/llmapi/llm_args.py, ``SchedulerConfig``, commit
-    fcd3f316).
+    "DistServe", OSDI 2024; Patel et al., "Splitwise", ISCA 2024): the prefill pool runs prefill-only steps (in chunks
+    with ``chunked_prefill``) and gives each request its first token; its KV cache then crosses to the decode pool over
+    the cluster's fabric (the node's links within a node, else the NICs, each chip of the smaller pool sending its
+    share), and the decode pool decodes the rest. ``expert_parallel`` and ``attention_dp`` split the model as
+    ``hw.inference_step`` does. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four
+    dtypes at once. ``concurrency`` C replaces the arrivals with a benchmark's closed loop of C clients, each sending
+    its next request when its last one ends (vLLM's and SGLang's ``--max-concurrency`` with every request ready at
+    once): C arrive together, and each finish brings the next. ``reserve_output`` admits a request only while the cache
+    holds its prompt and its whole answer, so that none is ever preempted (TensorRT-LLM's default capacity scheduler,
+    ``GUARANTEED_NO_EVICT``: tensorrt_llm/llmapi/llm_args.py, ``SchedulerConfig``, commit fcd3f316).
 
     ``engine`` (a key of ``hwlib.data.serving_engines.ENGINE_PROFILES``: "vllm", "sglang", "trtllm", or "hwlib", the
     generic engine) sets what ``max_batch_tokens``, ``max_sequences``, ``chunked_prefill`` and ``reserve_output``
@@ -189,7 +191,7 @@ def simulate_serving(
     overhead = float(resolve(chip, precision.compute_dtype, given).request_overhead_s)
     delay = overhead if estimate == "forecast" and front_end else 0.0
 
-    def engine(size: int, chunked: bool, spec: Speculation | None) -> Engine:
+    def engine(size: int, chunked: bool, spec: Speculation | None, held: np.ndarray) -> Engine:
         share = given.kv_fraction
         if share is None:
             share = profile.kv_fraction(
@@ -206,11 +208,20 @@ def simulate_serving(
             efficiency=replace(given, kv_fraction=share),
             estimate=estimate,
         )
-        return Engine(model, where, size, precision, options, budget, *limits, chunked, spec, reserve_output)
+        built = Engine(model, where, size, precision, options, budget, *limits, chunked, spec, reserve_output)
+        longest = int(np.argmax(prompts + held))  # the most tokens a request holds in this pool
+        need = built.one_held_bytes(int(prompts[longest] + held[longest]))
+        if need > built.room:  # an engine refuses a request its cache cannot hold alone
+            raise ValueError(
+                f"a request of {prompts[longest]:,} prompt and {held[longest]:,} answer tokens needs "
+                f"{format_bytes(need)} of KV cache; {model.name}'s cache on {size} x {chip.label} holds "
+                f"{format_bytes(built.room)} ({profile.label})"
+            )
+        return built
 
     if prefill_chips is None:
         served = run(
-            engine(chips, chunked_prefill, speculation),
+            engine(chips, chunked_prefill, speculation, answers),
             arrival,
             prompts,
             answers,
@@ -228,14 +239,22 @@ def simulate_serving(
         if model.n_heads is not None and model.n_heads % size:
             raise ValueError(f"{name}={size} must divide the {model.n_heads} attention heads of {model.name}")
     first = run(
-        engine(prefill, False, None), arrival, prompts, np.ones(count, dtype=np.int64), cached, rng, False, None, delay
+        engine(prefill, chunked_prefill, None, np.ones(count, dtype=np.int64)),
+        arrival,
+        prompts,
+        np.ones(count, dtype=np.int64),
+        cached,
+        rng,
+        False,
+        None,
+        delay,
     )
     moved = model.kv_bytes(prompts, precision.kv_dtype)
     transfer = _transfer_s(where, chips, min(prefill, chips - prefill), moved)
     ready = first.first_token_s + transfer
     order = np.argsort(ready, kind="stable")
     then = run(
-        engine(chips - prefill, False, speculation),
+        engine(chips - prefill, False, speculation, answers),
         ready[order],
         prompts[order],
         answers[order],

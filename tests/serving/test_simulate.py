@@ -294,3 +294,39 @@ def test_reserving_the_whole_answer_never_preempts():
     np.testing.assert_allclose(room.finish_s, plain.finish_s)  # with room to spare, the same run
     with pytest.raises(TypeError, match="reserve_output must be True or False"):
         hw.simulate_serving(LLAMA8, H100, n_requests=2, reserve_output="yes")
+
+
+def test_a_request_the_cache_cannot_hold_alone_is_refused_not_run():
+    room = hw.simulate_serving(LLAMA8, H100, n_requests=1, prompt_len=1000, output_len=2)  # fits
+    assert room.finish_s[0] > 0
+    tokens = int(0.9 * 80 * hw.GB / LLAMA8.kv_bytes_per_token())  # more than the whole HBM's cache
+    with pytest.raises(ValueError, match="needs .* of KV cache; Llama 3 8B's cache on 1 x"):
+        hw.simulate_serving(LLAMA8, H100, n_requests=2, prompt_len=1000, output_len=[2, tokens])
+    # a prefill pool holds a prompt and its first token only; the decode pool the whole request
+    with pytest.raises(ValueError, match="on 4 x"):
+        hw.simulate_serving(LLAMA70, NODE, 8, n_requests=2, prompt_len=1000, output_len=3 * tokens, prefill_chips=4)
+
+
+def test_a_disaggregated_prefill_pool_chunks_its_prompts_as_the_engine_does():
+    options = dict(n_requests=20, arrival_rate_per_s=2, prompt_len=6000, output_len=8, max_batch_tokens=2048)
+    chunked = hw.simulate_serving(LLAMA70, NODE, 8, prefill_chips=4, chunked_prefill=True, **options)
+    assert chunked.step_tokens.max() <= 2048  # both pools keep to the step's token budget
+    with pytest.raises(ValueError, match="exceeds max_batch_tokens=2,048 without chunking"):
+        hw.simulate_serving(LLAMA70, NODE, 8, prefill_chips=4, chunked_prefill=False, **options)
+
+
+def test_speculative_decodes_keep_to_the_token_budget():
+    spec = hw.Speculation(draft_tokens=3, acceptance=0.7, draft="one layer")
+    for chunked in (True, False):
+        busy = hw.simulate_serving(
+            LLAMA8,
+            H100,
+            n_requests=64,
+            prompt_len=64,
+            output_len=32,
+            max_batch_tokens=128,
+            speculation=spec,
+            chunked_prefill=chunked,
+        )
+        assert busy.step_tokens.max() <= 128 and busy.step_sequences.max() <= 128 // 4, chunked
+        assert np.isfinite(busy.finish_s).all()
