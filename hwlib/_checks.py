@@ -91,6 +91,14 @@ def whole_count(name: str, value: object) -> int:
     return int(positive(name, value, integral=True))
 
 
+def seed_value(name: str, value: object) -> int:
+    """A random generator's seed: one whole number >= 0 (numpy's ``default_rng`` takes it), else a TypeError or
+    ValueError naming ``name``."""
+    if np.ndim(value) or isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be one whole number >= 0, got {describe(value)}")
+    return int(non_negative(name, value, integral=True))
+
+
 def non_negative(name: str, value: object, **options: bool) -> np.ndarray:
     """``as_real_array`` for quantities that must be >= 0."""
     return as_real_array(name, value, minimum=0.0, **options)

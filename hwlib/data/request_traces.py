@@ -15,7 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
-from hwlib._checks import one_of, whole_count
+from hwlib._checks import one_of, seed_value, whole_count
 
 TRACE_FILE = Path(__file__).with_name("traces") / "azure_llm_2023.csv"
 TRACES = {"azure-conv-2023": "conv", "azure-code-2023": "code", "mlperf-llama2-openorca": None}
@@ -69,7 +69,8 @@ class RequestTrace:
     def sample(self, n_requests: int, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
         """Prompt and answer lengths of ``n_requests`` requests drawn from the trace's (with replacement, a
         request's pair kept together)."""
-        rows = np.random.default_rng(seed).integers(0, len(self.prompt_tokens), whole_count("n_requests", n_requests))
+        count = whole_count("n_requests", n_requests)
+        rows = np.random.default_rng(seed_value("seed", seed)).integers(0, len(self.prompt_tokens), count)
         return self.prompt_tokens[rows], self.output_tokens[rows]
 
 

@@ -31,7 +31,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from hwlib._checks import Number, as_real_array, non_negative, one_of, positive, whole_count
+from hwlib._checks import Number, as_real_array, non_negative, one_of, positive, seed_value, whole_count
 from hwlib.data import assumptions, clusters
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.data.serving_engines import ENGINE_PROFILES
@@ -150,7 +150,7 @@ def simulate_serving(
             raise TypeError(f"{name} must be True or False, got {flag!r}")
     if speculation is not None and not isinstance(speculation, Speculation):
         raise TypeError(f"speculation must be an hw.Speculation(...) or None, got {speculation!r}")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed_value("seed", seed))
     prompts, answers = _lengths("prompt_len", prompt_len, count), _lengths("output_len", output_len, count)
     if concurrency is not None:
         concurrency = whole_count("concurrency", concurrency)

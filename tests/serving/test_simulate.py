@@ -215,6 +215,8 @@ def test_a_full_cache_preempts_and_every_request_still_finishes():
         (dict(speculation=(4, 0.8)), TypeError, "speculation must be an hw.Speculation"),
         (dict(chunked_prefill="yes"), TypeError, "chunked_prefill must be True or False"),
         (dict(arrival_rate_per_s=-1.0), ValueError, "arrival_rate_per_s"),
+        (dict(seed=-1), ValueError, "seed must be >= 0"),
+        (dict(seed=[1, 2]), TypeError, "seed must be one whole number"),
     ],
 )
 def test_bad_input_is_named(options, error, words):
@@ -233,6 +235,8 @@ def test_bad_speculation_and_traces_are_named():
         hw.request_trace("sharegpt")
     with pytest.raises(ValueError, match="segment must be one of"):
         hw.request_trace("azure-code-2023", segment=3)
+    with pytest.raises(ValueError, match="seed must be a whole number"):
+        hw.request_trace("azure-code-2023").sample(10, seed=0.5)
 
 
 def test_a_closed_loop_of_c_clients_keeps_c_requests_in_flight():
