@@ -80,6 +80,7 @@ def test_lookup_by_alias_and_filters():
         "ib-xdr",
         "roce-400",
         "gaudi3-scale-out",
+        "pollara-400",
     }
     # 0.2 keeps every fabric document 002 gives (one per GPU), not only the A100's two
     assert {f.key for f in hw.fabrics("doc002")} == {"nvlink-300", "nvlink-450", "nvlink-900", "ib-25", "ib-50"}

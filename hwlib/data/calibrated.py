@@ -125,10 +125,10 @@ def _error(
 
 
 FORECAST_ERRORS = (
-    _error("training", "MoE", "GPU", runs=24, sources=4, mean=0.137, worst=0.353, micro_batches="many"),
+    _error("training", "MoE", "GPU", runs=27, sources=5, mean=0.135, worst=0.329, micro_batches="many"),
     _error("training", "MoE", "TPU", runs=3, sources=1, mean=0.078, worst=0.130, micro_batches="one"),
-    _error("training", "dense", "GPU", runs=80, sources=9, mean=0.075, worst=0.230, micro_batches="many"),
-    _error("training", "dense", "GPU", runs=13, sources=3, mean=0.102, worst=0.197, micro_batches="one"),
+    _error("training", "dense", "GPU", runs=80, sources=9, mean=0.074, worst=0.230, micro_batches="many"),
+    _error("training", "dense", "GPU", runs=13, sources=3, mean=0.100, worst=0.182, micro_batches="one"),
     _error("training", "dense", "TPU", runs=35, sources=1, mean=0.104, worst=0.249, micro_batches="one"),
     _error("serving", "MoE", "GPU", runs=6, sources=1, mean=0.234, worst=0.340),
     _error("serving", "dense", "GPU", runs=55, sources=4, mean=0.180, worst=0.486),

@@ -46,6 +46,33 @@ def _shapes() -> tuple[ModelShape, ...]:
             "README_WEIGHTS.md: 'Activation parameters: 36.6B (including 0.9B for the output Head)'.",
         ),
         _read(
+            "deepseek-v2",
+            "DeepSeek-V2",
+            "deepseek-v2.json",
+            "NVIDIA-NeMo/Megatron-Bridge's unit-test fixture ds_v2_config (a Python dict of deepseek-ai/DeepSeek-V2's "
+            "config.json, 'transformers_version': '4.39.3'), written back as JSON; AMD-AGI/Primus's "
+            "primus/configs/models/megatron/deepseek_v2.yaml states the same shape",
+            236e9,
+            "It comprises 236B total parameters, of which 21B are activated for each token",
+            "deepseek-ai/DeepSeek-V2 model card, as mirrored",
+            "Multi-head latent attention (queries compressed to 1,536, keys and values to 512); every layer but the "
+            "first a mixture of 160 experts of width 1,536, 6 per token from 3 of 8 groups, and 2 shared.",
+        ),
+        _read(
+            "deepseek-v2-lite",
+            "DeepSeek-V2-Lite",
+            "deepseek-v2-lite.json",
+            "a training log's print of deepseek-ai/DeepSeek-V2-Lite-Chat's config.json by transformers 4.49.0 (the "
+            "chat model of the same shape; no verbatim copy of the base model's file was found); AMD-AGI/Primus's "
+            "primus/configs/models/megatron/deepseek_v2_lite.yaml states the same shape",
+            16e9,
+            "| DeepSeek-V2-Lite | 16B | 2.4B | 27 |",
+            "AMD-AGI/Primus, examples/moe_package/README.md, Table 3 (Total Params, Active Params, Transformer "
+            "Layers), commit 3aaf2d5f",
+            "Multi-head latent attention without query compression (keys and values to 512); every layer but the "
+            "first a mixture of 64 experts of width 1,408, 6 per token, and 2 shared.",
+        ),
+        _read(
             "qwen3-8b",
             "Qwen3 8B",
             "qwen3-8b.json",

@@ -7,7 +7,8 @@ MLPerf Training v4.0's GPT-3 175B (NVIDIA on H100, Google on TPU v5p); MosaicML'
 benchmarks on H100 and A100; BigScience's BLOOM 176B; MegaScale's Table 2 (its Megatron-LM baseline); and PaLM
 540B on two TPU v4 pods joined by the data-centre network; mixture-of-experts runs (Megatron-Bridge's Qwen3-30B-A3B and
 DeepSeek-V3 on H100, DeepSeek-V3's own on 2,048 H800s); NeMo AutoModel's PyTorch FSDP2 runs of DeepSeek-V3,
-Qwen3-30B-A3B and Llama 3 70B on H100.
+Qwen3-30B-A3B and Llama 3 70B on H100; AMD Primus's DeepSeek-V2-Lite micro-batch sweep on 8 MI355Xs and DeepSeek-V2
+on 32.
 Each is compared with ``hw.train_step`` for its own mesh in :ref:`ch-sharding`. The hunt behind them, with
 every quote, is in research/training_runs.md and research/training_runs_more.md.
 """
@@ -15,6 +16,7 @@ every quote, is in research/training_runs.md and research/training_runs_more.md.
 from __future__ import annotations
 
 from hwlib.data import (
+    training_runs_amd,
     training_runs_automodel,
     training_runs_bloom,
     training_runs_llama,
@@ -48,5 +50,6 @@ RUNS: tuple[TrainingRun, ...] = (
     + training_runs_moe.RUNS
     + training_runs_automodel.RUNS
     + training_runs_moe_tpu.RUNS
+    + training_runs_amd.RUNS
 )
 """Measured training runs, compared with ``hw.train_step`` in :ref:`ch-sharding`."""

@@ -137,16 +137,17 @@ def test_deepseek_v3s_own_run_is_quoted_three_ways():
 
 def test_every_moe_run_stays_below_its_bound():
     runs = [run for run in hw.training_runs() if run.model.is_moe]
-    gpus = {"hgx-h100-ndr", "hgx-h800-ndr", "hgx-b200-ndr", "gb200-nvl72-ndr"}
+    gpus = {"hgx-h100-ndr", "hgx-h800-ndr", "hgx-b200-ndr", "gb200-nvl72-ndr", "mi355x-node"}
     tpus = {"tpu-v5p", "tpu-v6e", "tpu-7x"}
-    assert len(runs) == 34 and {run.cluster_key for run in runs} == gpus | tpus
+    assert len(runs) == 40 and {run.cluster_key for run in runs} == gpus | tpus
     for run in runs:
         bound, step = training_run_bound(run)
         assert float(run.measured.value) < bound, run.key
         assert step.mesh.ep == run.mesh.get("ep", 1)
         eight_a_token = run.cluster_key in tpus and run.model.experts_per_token == 8
         maverick = run.key == "maxtext-v5p256-llama4-maverick"
-        assert bool(run.outside_model) == (eight_a_token or maverick), run.key  # the GPU runs and the rest: fitted
+        host_bound = run.key.startswith("primus") and run.micro_batch_sequences <= 2  # the host's floor
+        assert bool(run.outside_model) == (eight_a_token or maverick or host_bound), run.key  # the rest: fitted
         assert ("8 of" in run.outside_model) == eight_a_token and ("tensor-parallel" in run.outside_model) == maverick
 
 
@@ -328,7 +329,8 @@ def test_negative_moe_overheads_are_refused(name):
 
 def test_the_moe_band_is_printed_with_its_runs_and_sources():
     band = hw.forecast_band("training", QWEN3, H100.chip, micro_batches=64)
-    assert band.runs >= 24 and band.sources >= 4 and band.mean == pytest.approx(0.137)
+    (stored,) = (r for r in hw.data.calibrated.FORECAST_ERRORS if r.kind == ("training", "MoE", "GPU", "many"))
+    assert band.runs == stored.runs >= 27 and band.sources == stored.sources >= 5 and band.mean == stored.mean.value
     assert f"{100 * band.mean:.0f} %" in band.text
 
 
