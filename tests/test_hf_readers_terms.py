@@ -635,6 +635,16 @@ def test_llama4_with_its_vision_tower_adapter_and_projector():
     assert fields(one_channel) == expect(vision_params=2628 - 2 * 4 * 4 * 8, **text_fields)
 
 
+@pytest.mark.parametrize("family", ["gemma3", "llama4"])
+def test_a_vision_tower_whose_image_holds_no_patch_is_refused(family):
+    vision = {**SIGLIP, "image_size": 3, "projector_input_dim": 12, "projector_output_dim": 6, "vision_output_dim": 10}
+    text = GEMMA3_TEXT if family == "gemma3" else {k: v for k, v in llama4_text().items() if k != "model_type"}
+    outer = {"model_type": family, "text_config": text, "vision_config": vision}
+    with pytest.raises(ValueError, match=f"{family} vision_config.image_size=3 is smaller than its patch_size=4"):
+        shape_fields(outer)
+    assert fields({**outer, "vision_config": {**vision, "image_size": 4}}, text_only=False)  # one patch counts
+
+
 # --- heads, names and unused keys ----------------------------------------------------------------------------------
 
 

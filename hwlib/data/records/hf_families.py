@@ -323,6 +323,15 @@ def read_family(r: Reader) -> dict:
     return readers.get(r.family, _llama_like)(r)
 
 
+def _patches(family: str, image: int, patch: int) -> int:
+    """Patches along one side of an image: ``image // patch``, at least one, else a ValueError."""
+    if image < patch:
+        raise ValueError(
+            f"config's {family} vision_config.image_size={image} is smaller than its patch_size={patch}: no patches"
+        )
+    return image // patch
+
+
 def _siglip(outer: Reader, text_only: bool, d_text: int) -> int:
     """Gemma 3's vision tower (SigLIP: patch and position embeddings, pre-norm blocks of attention and GELU MLP with
     biases, a last LayerNorm) and its projection into the text model (a matrix and a norm)."""
@@ -336,7 +345,7 @@ def _siglip(outer: Reader, text_only: bool, d_text: int) -> int:
     v.whole("num_attention_heads")
     if v.flag("vision_use_head", False):
         raise ValueError("config's vision_config.vision_use_head true is not modelled for 'gemma3'")
-    embeddings = channels * patch * patch * h + h + (image // patch) ** 2 * h
+    embeddings = channels * patch * patch * h + h + _patches("gemma3", image, patch) ** 2 * h
     block = 4 * (h * h + h) + 2 * 2 * h + (h * width + width) + (width * h + h)
     return embeddings + layers * block + 2 * h + h * d_text + h
 
@@ -354,7 +363,7 @@ def _llama4_vision(outer: Reader, text_only: bool, d_text: int) -> int:
     patch, image, channels = v.whole("patch_size"), v.whole("image_size"), v.whole("num_channels", 3)
     into, out, projected = v.whole("projector_input_dim"), v.whole("projector_output_dim"), v.whole("vision_output_dim")
     v.whole("num_attention_heads")
-    embeddings = h + ((image // patch) ** 2 + 1) * h + channels * patch * patch * h + 2 * 2 * h
+    embeddings = h + (_patches("llama4", image, patch) ** 2 + 1) * h + channels * patch * patch * h + 2 * 2 * h
     block = 4 * (h * h + h) + (h * width + width) + (width * h + h) + 2 * 2 * h
     adapter = width * into + out * out
     projector = projected * d_text + (d_text if v.flag("multi_modal_projector_bias", False) else 0)
