@@ -361,8 +361,9 @@ def test_each_equation_in_a_lab_copy_carries_the_books_number(lab_book, path):
     numbers = book_equation_numbers()
     copy = nbformat.read(copy_of(lab_book, path), as_version=4)
     sources = jupytext.read(path).cells
-    assert len(copy.cells) == len(sources) + 2  # the note and the setup cell first
-    for source, cell in zip(sources, copy.cells[2:]):
+    cells = [cell for cell in copy.cells[2:] if "figure_caption" not in cell.metadata]  # figure captions added
+    assert len(cells) == len(sources) and len(copy.cells) == len(sources) + 2 + len(copy.cells[2:]) - len(cells)
+    for source, cell in zip(sources, cells):
         if source.cell_type != "markdown":
             continue
         before, after = myst_equations(source.source), myst_equations(cell.source)
@@ -440,6 +441,233 @@ def test_equations_inside_directives_and_in_math_directives():
     assert "```{math}\n:class: wide\n:label: eq-three\n:enumerator: 2.3\na = b\n```\n````" in copied
     assert "```python\n$$\nnot math\n$$\n```" in copied
     assert [options for _, options in myst_equations(copied)][0] == {"label": "eq-one", "enumerator": "2.1"}
+
+
+def source_figures(path: Path) -> list[tuple[int, str | None, str | None]]:
+    """(cell index, label, caption) of every figure the book shows for a chapter, found here independently: each
+    {figure} directive MyST parses (its caption: the body after the options, None without one) and each code cell whose
+    mystnb.figure metadata has a caption (MyST-NB wraps its output in a figure), in source order."""
+    found = []
+    for index, cell in enumerate(jupytext.read(path).cells):
+        if cell.cell_type == "markdown":
+            for token in myst_blocks(cell.source):
+                if token.type in ("fence", "colon_fence") and token.info.startswith("{figure}"):
+                    lines = token.content.splitlines()
+                    options = [line for line in lines if line.startswith(":")]
+                    label = next((line.split(":", 2)[2].strip() for line in options if line.startswith(":name:")), None)
+                    caption = "\n".join(lines[len(options) :]).strip()
+                    found.append((index, label, caption or None))
+        elif cell.cell_type == "code":
+            figure = cell.metadata.get("mystnb", {}).get("figure", {})
+            removed = {"remove-output", "remove-cell"} & set(cell.metadata.get("tags", []))
+            if figure.get("caption") and not removed:
+                found.append((index, figure.get("name"), figure["caption"].strip()))
+    return found
+
+
+def book_figure_numbers() -> dict[str, str]:
+    """Each labelled figure's number as the built book shows it (numfig): the chapter's number, continuing across
+    the numbered parts of _toc.yml, a dot, and the figure's place among the chapter's captioned figures, {figure}
+    directives and code cells' figures counted together; the appendices (unnumbered) count 1, 2 ... together."""
+    import yaml
+
+    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+    numbers, chapter_number, unnumbered = {}, 0, 0
+    for part in toc["parts"]:
+        for chapter in part["chapters"]:
+            captioned = [label for _, label, caption in source_figures(ROOT / f"{chapter['file']}.md") if caption]
+            if part.get("numbered"):
+                chapter_number += 1
+                numbers.update({label: f"{chapter_number}.{i}" for i, label in enumerate(captioned, 1) if label})
+            else:
+                numbers.update({label: str(unnumbered + i) for i, label in enumerate(captioned, 1) if label})
+                unnumbered += len(captioned)
+    return numbers
+
+
+def test_the_book_numbers_its_figures_by_chapter():
+    numbers = book_figure_numbers()
+    assert lab_copies.figure_numbers(ROOT / "book") == numbers
+    assert len(numbers) >= 40 and numbers["fig-bs-time"] == "11.1" and numbers["fig-ring-allreduce"] == "12.1"
+    assert numbers["fig-kv-cache-layout"] == "4.1" and numbers["fig-kv-per-token"] == "4.2"  # directive, then code
+    assert numbers["fig-app-sources-tpu"] == "1" and numbers["fig-app-sources-wall"] == "2"  # the appendices
+
+
+def test_figures_number_as_sphinx_does(tmp_path):
+    """Sphinx numbers a figure only with a caption (``assign_figure_numbers`` skips an uncaptioned one), labelled or
+    not; {figure} directives and code cells' figures (MyST-NB) share one counter per chapter; a code cell whose output
+    is removed shows none. Checked against a Jupyter Book build of this very book (/tmp, by hand)."""
+    header = (ROOT / "book" / "intro.md").read_text(encoding="utf-8").split("\n---\n")[0] + "\n---\n"
+    book = tmp_path / "book"
+    (book / "images").mkdir(parents=True)
+    (book / "images" / "dot.svg").write_text("<svg/>")
+
+    def figure(options: str, caption: str = "") -> str:
+        return f"```{{figure}} images/dot.*\n{options}\n{caption}```\n\n"
+
+    def code(figure: str, tags: str = "") -> str:
+        return f"```{{code-cell}} ipython3\n---\nmystnb:\n  figure:\n{figure}{tags}---\nprint(1)\n```\n\n"
+
+    chapters = {
+        "front": figure(":name: fig-front", "\nFront.\n"),
+        "one": figure(":name: fig-a\n:width: 50%", "\nA with $x$.\n")
+        + figure(":name: fig-no-caption")
+        + code(
+            "    caption: |\n      Code, see {numref}`fig-a` and {glue:text}`n_runs:.0f` runs.\n    name: fig-code\n"
+        )
+        + figure("---\nname: fig-yaml\nalt: yaml options\n---", "\nYAML.\n")
+        + figure(":alt: unlabelled", "\nUnlabelled.\n")
+        + code("    name: fig-code-no-caption\n")
+        + code("    caption: Removed.\n    name: fig-removed\n", "tags: [remove-output]\n")
+        + code("    caption: Unlabelled code.\n")
+        + "See {numref}`fig-code`, {numref}`Figure %s <fig-yaml>`, {numref}`Fig. {number} <fig-two>`.\n",
+        "one_s": figure(":name: fig-section", "\nIn a section.\n"),
+        "two": code("    caption: Two.\n    name: fig-two\n"),
+        "back": figure(":name: fig-back", "\nBack.\n"),
+    }
+    for name, body in chapters.items():
+        (book / f"{name}.md").write_text(header + f"\n# {name}\n\n" + body)
+    (tmp_path / "_toc.yml").write_text(
+        "format: jb-book\nroot: book/front\nparts:\n"
+        "  - caption: A\n    numbered: true\n    chapters:\n"
+        "      - file: book/one\n        sections:\n          - file: book/one_s\n      - file: book/two\n"
+        "  - caption: B\n    chapters:\n      - file: book/back\n"
+    )
+    (tmp_path / "_config.yml").write_text("sphinx:\n  config:\n    numfig: true\n")
+    assert lab_copies.document_figure_numbers(book) == {
+        "book/front": ["1"],
+        "book/one": ["1.1", "1.2", "1.3", "1.4", "1.5"],
+        "book/one_s": ["1.6"],
+        "book/two": ["2.1"],
+        "book/back": ["2"],
+    }
+    assert lab_copies.figure_numbers(book) == {
+        "fig-front": "1",
+        "fig-a": "1.1",
+        "fig-code": "1.2",
+        "fig-yaml": "1.3",
+        "fig-section": "1.6",
+        "fig-two": "2.1",
+        "fig-back": "2",
+    }
+    lab_copies.write_lab_copies(book, tmp_path / "lab", None, execute=False)
+    copy = nbformat.read(tmp_path / "lab" / "book" / "one.ipynb", as_version=4)
+    markdown = "\n".join(cell.source for cell in copy.cells if cell.cell_type == "markdown")
+    assert "```{figure} images/dot.svg\n:enumerator: 1.1\n:name: fig-a\n:width: 50%\n\nA with $x$.\n```" in markdown
+    assert "```{figure} images/dot.svg\n:enumerated: false\n:name: fig-no-caption\n```" in markdown
+    assert "```{figure} images/dot.svg\n---\nenumerator: '1.3'\nname: fig-yaml\nalt: yaml options\n---\n" in markdown
+    assert "```{figure} images/dot.svg\n:enumerator: 1.4\n:alt: unlabelled\n" in markdown
+    # each code cell's figure: its caption in a Markdown cell right after it, numbered, its roles rewritten
+    kinds = [
+        (cell.cell_type, cell.metadata.get("figure_caption"))
+        for cell in copy.cells
+        if cell.cell_type == "code" or "figure_caption" in cell.metadata
+    ]
+    assert kinds == [
+        ("code", None),  # the setup cell
+        ("code", None),
+        ("markdown", {"label": "fig-code", "number": "1.2"}),
+        ("code", None),
+        ("code", None),  # its output removed: no figure in the book
+        ("code", None),
+        ("markdown", {"label": None, "number": "1.5"}),
+    ]
+    caption = next(cell for cell in copy.cells if cell.metadata.get("figure_caption", {}).get("label") == "fig-code")
+    assert caption.source == (
+        "(fig-code)=\n**Fig. 1.2** Code, see [Fig. 1.1](#fig-a) and {eval}`hw.viz.glued_text('n_runs', '.0f')` runs."
+    )
+    # a figure of the same notebook: a link jupyterlab-myst resolves to its directive or caption cell
+    assert "See [Fig. 1.2](#fig-code), [Figure 1.3](#fig-yaml), Fig. 2.1." in markdown
+    assert copy.cells[copy.cells.index(caption) - 1].cell_type == "code"
+    two = nbformat.read(tmp_path / "lab" / "book" / "two.ipynb", as_version=4)
+    assert two.cells[-1].source == "(fig-two)=\n**Fig. 2.1** Two."
+
+
+def test_numref_reads_as_the_book_shows_it():
+    """Sphinx's numref text: numfig_format ('Fig. %s') or the role's own text, old style (%s) or new ({number});
+    a text that needs the caption ({name}) or a label that is no figure is left to the build's resolver."""
+    numbers = {"fig-x": "12.3"}
+    assert lab_copies.numref_text("fig-x", numbers) == "Fig. 12.3"
+    assert lab_copies.numref_text("Figure %s <fig-x>", numbers) == "Figure 12.3"
+    assert lab_copies.numref_text("Fig. {number} shows <fig-x>", numbers) == "Fig. 12.3 shows"
+    assert lab_copies.numref_text("FIG-X", numbers, "Figure %s") == "Figure 12.3"  # labels are case-insensitive
+    assert lab_copies.numref_text("{name} <fig-x>", numbers) is None
+    assert lab_copies.numref_text("tab-y", numbers) is None
+    resolve = lab_copies.figure_references(ROOT / "book", lambda name, content: f"<{name}:{content}>")
+    assert resolve("numref", "fig-bs-time") == "Fig. 11.1" and resolve("numref", "tab-y") == "<numref:tab-y>"
+
+
+@pytest.mark.parametrize("path", BOOK_CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())
+def test_each_figure_in_a_lab_copy_carries_the_books_number(lab_book, path):
+    """jupyterlab-myst numbers {figure} directives 1, 2 ... and knows nothing of a code cell's mystnb.figure: in the
+    copy each directive carries the book's number, each code cell's figure is followed by its numbered caption, and
+    each {numref} reads "Fig. 12.3"."""
+    numbers = lab_copies.document_figure_numbers(ROOT / "book")[path.relative_to(ROOT).with_suffix("").as_posix()]
+    copy = nbformat.read(copy_of(lab_book, path), as_version=4)
+    source_cells = jupytext.read(path).cells
+    added, shown = 0, []
+    for index, label, caption in source_figures(path):
+        number = numbers[len(shown)] if caption else None
+        shown += [number] if caption else []
+        cell = copy.cells[2 + index + added]
+        if source_cells[index].cell_type == "code":
+            assert cell.source == source_cells[index].source
+            added += 1
+            after = copy.cells[2 + index + added]
+            assert after.metadata["figure_caption"] == {"label": label, "number": number}
+            assert after.source.startswith(f"({label})=\n**Fig. {number}** " if label else f"**Fig. {number}** ")
+            assert "{glue" not in after.source and "{eq}" not in after.source
+        else:
+            options = [opts for kind, opts in myst_figures(cell.source) if opts.get("name") == label]
+            assert options and options[0].get("enumerator" if caption else "enumerated") == (number or "false")
+    assert len(shown) == len(numbers)
+    figures = lab_copies.figure_numbers(ROOT / "book")
+    prose = "\n".join(cell.source for cell in copy.cells if cell.cell_type == "markdown")
+    assert not [role for role in myst_roles(prose) if role[0] == "numref"]
+    for source in (cell.source for cell in source_cells if cell.cell_type == "markdown"):
+        for label in [content for name, content in myst_roles(source) if name == "numref"]:
+            assert f"Fig. {figures[label]}" in prose
+
+
+def myst_figures(markdown: str) -> list[tuple[str, dict[str, str]]]:
+    """("{figure}", its options) of every figure directive MyST sees in a Markdown cell."""
+    found = []
+    for token in myst_blocks(markdown):
+        if token.type in ("fence", "colon_fence") and token.info.startswith("{figure}"):
+            options = {}
+            for line in token.content.splitlines():
+                if not line.startswith(":"):
+                    break
+                name, _, value = line[1:].partition(":")
+                options[name] = value.strip()
+            found.append(("{figure}", options))
+    return found
+
+
+def test_the_lab_copies_number_figures_as_the_built_book_does():
+    """Against the last HTML build (``BOOK_HTML``, else _build/html), where there is one: each page's figure numbers
+    in order (Fig. 12.3, labelled or not) and each labelled figure's."""
+    import os
+    import re
+
+    html = Path(os.environ.get("BOOK_HTML", ROOT / "_build" / "html"))
+    if not html.is_dir():
+        pytest.skip("no HTML build (make book) to compare with")
+    pages, labelled = {}, {}
+    for page in html.rglob("*.html"):
+        for match in re.finditer(r'<figure[^>]*id="([^"]+)"[^>]*>(.*?)</figure>', page.read_text(), re.DOTALL):
+            number = re.search(r'<span class="caption-number">Fig\. ([^ <]+) </span>', match.group(2))
+            if number:
+                pages.setdefault(page.relative_to(html).with_suffix("").as_posix(), []).append(number.group(1))
+                if not re.fullmatch(r"id\d+", match.group(1)):
+                    labelled[match.group(1)] = number.group(1)
+    numbers = lab_copies.document_figure_numbers(ROOT / "book")
+    assert {document: found for document, found in numbers.items() if found} == pages
+    slugs = {
+        re.sub(r"[^a-z0-9]+", "-", label.lower()).strip("-"): n
+        for label, n in lab_copies.figure_numbers(ROOT / "book").items()
+    }
+    assert slugs == labelled
 
 
 @pytest.mark.parametrize("path", CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())

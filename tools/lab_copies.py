@@ -15,8 +15,14 @@ chapter's opening paragraph may show a number computed by the cell below it.
 Display equations carry the book's numbers: each is a ``{math}`` directive with the number the built book gives
 it (``:enumerator: 11.2``, counted from the sources in the order Sphinx numbers them; an unlabelled one
 ``:enumerated: false``, as the book leaves it unnumbered), and each ``{eq}`` reference reads "Eq. 11.2" as in
-the book. An image written ``images/NAME.*`` names the file the book's page shows (``images/NAME.svg``), and
-the image files the chapters show are copied beside the copies (same relative paths).
+the book. Figures carry the book's numbers too (numfig: per chapter, in source order, ``{figure}`` directives and code
+cells' figures on one counter, only captioned ones, labelled or not): each ``{figure}`` directive gets
+``:enumerator: 12.1`` (uncaptioned: ``:enumerated: false``); a code cell whose ``mystnb.figure`` metadata has a caption,
+whose output the book shows as a numbered figure, is followed by a Markdown cell with the caption as the book shows it
+("**Fig. 12.3** ..." after a ``(label)=`` target, its roles rewritten like any prose); each ``{numref}`` to a figure
+reads "Fig. 12.3" (or the role's own ``%s``/``{number}`` text), a link where the figure is in the same chapter. An
+image written ``images/NAME.*`` names the file the book's page shows (``images/NAME.svg``), and the image files the
+chapters show are copied beside the copies (same relative paths).
 
 The copies live under ``_build/`` (which the book excludes), so the book, its glue checks and
 nbval run on the untouched ``.md`` sources. A first hidden cell imports hwlib; cells the book hides
@@ -459,6 +465,166 @@ def equation_references(book: Path, resolve=None):
     return text
 
 
+def figure_directives(markdown: str) -> list[tuple[int, str | None, bool]]:
+    """(line, label, captioned) of every ``{figure}`` directive of a Markdown cell, in order, directive bodies
+    included (code excluded). Captioned: its body opens with a paragraph, the caption Sphinx numbers (a figure
+    without one, or whose body opens with anything else, gets no number)."""
+    found = []
+    for token, offset, _ in _blocks(markdown):
+        if _directive(token) == "{figure}" and token.map:
+            options, _, rest = _directive_options(token.content)
+            first = next((t.type for t in _parser().parse(rest)), None)
+            found.append((offset + token.map[0], options.get("name") or None, first == "paragraph_open"))
+    return found
+
+
+def code_figure(cell) -> tuple[str | None, str] | None:
+    """(label, caption) of the figure MyST-NB makes of a code cell's output (its ``mystnb.figure`` metadata), or None
+    where the book shows no numbered figure: no caption, or the output removed (``remove-output``, ``remove-cell``).
+    One figure a cell: MyST-NB wraps each display output in one, and the book's figure cells show one each."""
+    metadata = cell.get("metadata") or {}
+    settings = metadata.get("mystnb") if "mystnb" in metadata else metadata.get("render")  # "render": deprecated
+    figure = (settings or {}).get("figure") if isinstance(settings, dict) else None
+    tags = set(metadata.get("tags") or ())
+    if not isinstance(figure, dict) or not str(figure.get("caption") or "").strip():
+        return None
+    if tags & {"remove-output", "remove_output", "remove-cell", "remove_cell"} or settings.get("remove_code_outputs"):
+        return None
+    return (str(figure["name"]) if figure.get("name") else None), str(figure["caption"]).strip("\n")
+
+
+def _figures(cells) -> Iterator[tuple[int, str | None, bool]]:
+    """(cell index, label, numbered) of every figure of a document's cells, in source order: its ``{figure}``
+    directives and its code cells' figure outputs (``code_figure``)."""
+    for index, cell in enumerate(cells):
+        if cell.cell_type == "markdown":
+            for _, label, captioned in figure_directives(cell.source):
+                yield index, label, captioned
+        elif cell.cell_type == "code" and (found := code_figure(cell)) is not None:
+            yield index, found[0], True
+
+
+def document_figure_numbers(book: Path) -> dict[str, list[str]]:
+    """The numbers the built book gives each document's numbered figures, in source order (document: ["12.1", ...]),
+    as Sphinx's numfig assigns them (``assign_figure_numbers``): one counter for ``{figure}`` directives and code
+    cells' figure outputs, per chapter (``numfig_secnum_depth`` levels of its number; unnumbered pages count on
+    together), counting only captioned figures, labelled or not. Without ``numfig``, none."""
+    root = book.parent
+    config = _book_config(root)
+    if not config.get("numfig", True):
+        return {}
+    depth = int(config.get("numfig_secnum_depth", 1))
+    numbers: dict[str, list[str]] = {}
+    counters: dict[tuple[int, ...], int] = {}
+    for document, secnum in section_numbers(book):
+        path = next(
+            (root / f"{document}{ext}" for ext in (".md", ".ipynb") if (root / f"{document}{ext}").exists()), None
+        )
+        if path is None or document in numbers:
+            continue
+        numbers[document] = []
+        for _, _, numbered in _figures(jupytext.read(path).cells):
+            if numbered:
+                prefix = secnum[:depth]
+                counters[prefix] = counters.get(prefix, 0) + 1
+                numbers[document].append(".".join(str(n) for n in (*prefix, counters[prefix])))
+    return numbers
+
+
+def figure_numbers(book: Path) -> dict[str, str]:
+    """The number the built book gives each labelled figure (label: number, such as "12.3"): ``{figure}`` directives
+    with a caption and code cells whose ``mystnb.figure`` metadata has a caption, counted as
+    ``document_figure_numbers`` counts them."""
+    root, found = book.parent, {}
+    for document, numbers in document_figure_numbers(book).items():
+        path = next(root / f"{document}{ext}" for ext in (".md", ".ipynb") if (root / f"{document}{ext}").exists())
+        labels = [label for _, label, numbered in _figures(jupytext.read(path).cells) if numbered]
+        for label, number in zip(labels, numbers):
+            if label:
+                found.setdefault(label, number)
+    return found
+
+
+def numref_text(content: str, numbers: dict[str, str], template: str = "Fig. %s") -> str | None:
+    """What Sphinx shows for ``{numref}`content``` to a figure numbered in ``numbers``: its ``numfig_format``
+    (``template``, "Fig. %s") or the role's own text ("Figure %s <fig-x>", "Fig. {number} <fig-x>") with the number;
+    None for another target, or a text that needs the caption (``{name}``)."""
+    match = re.match(r"^(.+?)\s*(?<!\x00)<(.*?)>$", content, re.DOTALL)
+    title, target = (match.group(1), match.group(2)) if match else (template, content)
+    number = {label.lower(): n for label, n in numbers.items()}.get(" ".join(target.split()).lower())
+    if number is None or "{name}" in title:
+        return None
+    try:
+        return title.format(number=number) if "number" in title else title % number
+    except (KeyError, IndexError, TypeError, ValueError):
+        return None
+
+
+def figure_references(book: Path, resolve=None):
+    """``resolve`` (a role's text as the book shows it, or None) with each ``{numref}`` to a figure shown as the book
+    shows it ("Fig. 12.3", or the role's own template), from the figures' numbers in the sources, the same numbers
+    the lab copy's figures carry."""
+    numbers = figure_numbers(book)
+    template = (_book_config(book.parent).get("numfig_format") or {}).get("figure", "Fig. %s")
+
+    def text(name: str, content: str) -> str | None:
+        if name == "numref" and (shown := numref_text(content, numbers, template)) is not None:
+            return shown
+        return resolve(name, content) if resolve is not None else None
+
+    return text
+
+
+def _linked_numrefs(resolve, labels: dict[str, str]):
+    """``resolve`` with each ``{numref}`` to one of this chapter's figures (``labels``) a link to it: jupyterlab-myst
+    resolves ``[Fig. 12.3](#fig-x)`` to the figure's directive or caption cell in the same notebook."""
+    if resolve is None:
+        return None
+
+    def text(name: str, content: str) -> str | None:
+        shown = resolve(name, content)
+        if name != "numref" or shown is None:
+            return shown
+        match = re.match(r"^(.+?)\s*(?<!\x00)<(.*?)>$", content, re.DOTALL)
+        label = labels.get(" ".join((match.group(2) if match else content).split()).lower())
+        return f"[{shown}](#{label})" if label and "]" not in shown else shown
+
+    return text
+
+
+def lab_figures(markdown: str, numbers: list[str | None]) -> str:
+    """A Markdown cell whose ``{figure}`` directives (``numbers``: each one's number in the book, None for one the
+    book leaves unnumbered) carry the book's numbers for jupyterlab-myst, which numbers them 1, 2 ... otherwise:
+    ``:enumerator: 12.1``, or ``:enumerated: false``; their other options stay."""
+    lines = markdown.splitlines(keepends=True)
+    directives = [(t, offset) for t, offset, _ in _blocks(markdown) if _directive(t) == "{figure}" and t.map]
+    for (token, offset), number in reversed(list(zip(directives, numbers))):
+        line = offset + token.map[0]
+        _, option_lines, _ = _directive_options(token.content)
+        yaml_options = bool(option_lines) and option_lines[0].strip() == "---"
+        numbering = r"^\s*:?(enumerator|number|enumerated|numbered):"
+        kept = [text for text in lines[line + 1 : line + 1 + len(option_lines)] if not re.match(numbering, text)]
+        indent = lines[line][: len(lines[line]) - len(lines[line].lstrip(" "))]
+        if yaml_options:
+            value = f"enumerator: '{number}'" if number is not None else "enumerated: false"
+            kept.insert(1, f"{indent}{value}\n")
+        else:
+            value = f":enumerator: {number}" if number is not None else ":enumerated: false"
+            kept.insert(0, f"{indent}{value}\n")
+        lines[line + 1 : line + 1 + len(option_lines)] = kept
+    return "".join(lines)
+
+
+def caption_cell(
+    label: str | None, caption: str, number: str | None, template: str = "Fig. %s"
+) -> nbformat.NotebookNode:
+    """The Markdown cell that shows a code cell's figure caption below it, as the book does: "**Fig. 12.3**" (the
+    book's ``numfig_format``) and the caption's MyST, after a ``(label)=`` target that names the caption."""
+    text = f"**{template % number}** {caption}" if number is not None else caption
+    source = f"({label})=\n{text}" if label else text
+    return nbformat.v4.new_markdown_cell(source, metadata={"figure_caption": {"label": label, "number": number}})
+
+
 def _fence(fences: tuple[str, ...]) -> str | None:
     """A fence for a directive inside directives fenced with ``fences`` that none of them closes on, else None."""
     for char in "`:":
@@ -646,23 +812,47 @@ def lab_notebook(
     resolve=None,
     equations: dict[str, str] | None = None,
     images: list[Path] | None = None,
+    figures: dict[str, list[str]] | None = None,
 ) -> tuple[nbformat.NotebookNode, int]:
     """The lab copy of the chapter ``source`` and the number of glue roles rewritten; with the chapter's
     glued ``values`` (``text/plain`` by name), each Markdown cell carries its numbers already. Its display equations
-    carry the book's numbers (``equations``, label: number; by default ``equation_numbers(book)``), and its image
-    paths name the files the book shows, which are added to ``images``."""
+    carry the book's numbers (``equations``, label: number; by default ``equation_numbers(book)``), its ``{figure}``
+    directives too (``figures``, document: numbers; by default ``document_figure_numbers(book)``), and each code cell
+    whose output the book shows as a figure is followed by a Markdown cell with its number and caption
+    (``caption_cell``), whose roles are rewritten as the other cells' are; a ``{numref}`` to a figure of this chapter
+    is a link to it. Its image paths name the files the book shows, which are added to ``images``."""
     notebook = jupytext.read(source)
     if equations is None:
         equations = equation_numbers(book)
+    if figures is None:
+        figures = document_figure_numbers(book)
+    document = source.relative_to(book.parent).with_suffix("").as_posix()
+    numbers = iter(figures.get(document, []))
+    directive_numbers: dict[int, list[str | None]] = {}
+    captions: dict[int, nbformat.NotebookNode] = {}
+    template = (_book_config(book.parent).get("numfig_format") or {}).get("figure", "Fig. %s")
+    for index, label, numbered in _figures(notebook.cells):
+        number = next(numbers, None) if numbered else None
+        if notebook.cells[index].cell_type == "markdown":
+            directive_numbers.setdefault(index, []).append(number)
+        else:
+            captions[index] = caption_cell(label, code_figure(notebook.cells[index])[1], number, template)
+    labels = {label.lower(): label for _, label, numbered in _figures(notebook.cells) if label and numbered}
+    resolve = _linked_numrefs(resolve, labels)
+    for index in sorted(captions, reverse=True):
+        notebook.cells.insert(index + 1, captions[index])
+        directive_numbers = {at + (at > index): found for at, found in directive_numbers.items()}
     count = 0
-    for cell in notebook.cells:
+    for index, cell in enumerate(notebook.cells):
         if cell.cell_type == "code":
             _hide(cell)
             continue
         if cell.cell_type != "markdown":
             continue
         roles = glue_roles(cell.source)
-        cell.source, files = lab_images(lab_equations(lab_without_index(cell.source), equations), source, book.parent)
+        cell.source = lab_equations(lab_without_index(cell.source), equations)
+        cell.source = lab_figures(cell.source, directive_numbers.get(index, []))
+        cell.source, files = lab_images(cell.source, source, book.parent)
         if images is not None:
             images.extend(files)
         cell.source = lab_markdown(cell.source, values, resolve)
@@ -709,12 +899,13 @@ def write_lab_copies(
     """Write every chapter's lab copy under ``out`` (same folders as under the repository), with the image files its
     chapter shows beside it (same paths). Each copy's numbers come from the last build (``executed``) where it ran
     this code, else from running the chapter once (``execute``; kept under ``out/.glued``), else from its kernel only;
-    its equations and ``{eq}`` references carry the book's numbers (``equation_numbers``), and the other roles that
-    ``resolve`` knows read as the book shows them.
+    its equations and ``{eq}`` references, figures and ``{numref}`` references carry the book's numbers
+    (``equation_numbers``, ``document_figure_numbers``), and the other roles that ``resolve`` knows read as the book
+    shows them.
     Return (copy, glue roles rewritten, where its numbers came from: "build", "run" or "") per chapter."""
     written, images = [], []
-    equations = equation_numbers(book)
-    resolve = equation_references(book, resolve)
+    equations, figures = equation_numbers(book), document_figure_numbers(book)
+    resolve = figure_references(book, equation_references(book, resolve))
     for source in chapters(book):
         relative = source.relative_to(book.parent)
         target = (out / relative).with_suffix(".ipynb")
@@ -729,7 +920,7 @@ def write_lab_copies(
                 values, origin = computed_values(source, cache, log), "run"
             except RuntimeError as error:
                 log(f"  {error}: its numbers appear once its cells run")
-        notebook, count = lab_notebook(source, book, values, resolve, equations, images)
+        notebook, count = lab_notebook(source, book, values, resolve, equations, images, figures)
         nbformat.write(notebook, target)
         written.append((target, count, origin))
     for image in dict.fromkeys(images):
