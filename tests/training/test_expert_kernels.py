@@ -63,6 +63,8 @@ def test_no_kernel_or_a_dense_model_keeps_the_whole_rate_and_bad_kernels_are_ref
     assert expert_kernel_share(ExpertKernel(), MIXTRAL, 49152, 4096, 1, 1) == 1.0
     assert expert_kernel_share(MEGABLOX, hw.model("llama-3-8b"), 49152, 4096, 1, 1) == 1.0
     assert expert_kernel_share(MEGABLOX, SCOUT, 65536, 8192, 1, 1) == tile_share(SCOUT, MEGABLOX.tile, 65536, 1, 1)
+    # the rows are the routed copies: k = 2 of Mixtral's experts for each of 4,096 tokens
+    assert expert_kernel_share(MEGABLOX, MIXTRAL, 4096, 4096, 1, 1) == tile_share(MIXTRAL, MEGABLOX.tile, 8192, 1, 1)
     with pytest.raises(TypeError, match="experts must be"):
         expert_kernel_share("megablox", SCOUT, 65536, 8192, 1, 1)
     for bad in (0, -1.0, True, "1.25"):
