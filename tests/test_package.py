@@ -1,5 +1,5 @@
 """hwlib as a user installs it: the wheel the book offers holds every file the package reads, and, installed
-outside the checkout, runs every command of the calculator and a chapter that reads the package's data files."""
+outside the checkout, runs every command of the calculator and every chapter, as a reader who downloads one runs it."""
 
 import importlib.util
 import json
@@ -15,8 +15,12 @@ ROOT = Path(__file__).resolve().parents[1]
 SPEC = importlib.util.spec_from_file_location("book_html", ROOT / "book" / "_ext" / "book_html.py")
 book_html = importlib.util.module_from_spec(SPEC)
 SPEC.loader.exec_module(book_html)
-CHAPTER = "serving_many"
-"""The chapter run from the installed wheel: it reads the request traces and the closed-loop runs, data files."""
+CHAPTERS = sorted(
+    path
+    for path in (*(ROOT / "book").glob("*.md"), *(ROOT / "book" / "appendix").glob("*.md"))
+    if "kernelspec:" in path.read_text(encoding="utf-8").split("\n---", 1)[0]
+)
+"""The book's notebooks (MyST Markdown with a kernel), each run from the installed wheel."""
 COMMANDS = [
     ("--version",),
     ("list", "chips"),
@@ -76,12 +80,17 @@ def test_every_command_runs_from_the_installed_wheel(installed, command):
         assert json.loads(result.stdout)["inputs"]["model"] == "llama-3-8b"
 
 
-def test_a_chapter_that_reads_the_data_files_runs_from_the_installed_wheel(installed):
+def test_the_chapters_include_those_that_read_the_data_files():
+    names = {path.stem for path in CHAPTERS}
+    assert {"serving_many", "forecast", "hardware", "intro"} <= names and len(names) == len(CHAPTERS) >= 19
+
+
+@pytest.mark.parametrize("chapter", CHAPTERS, ids=lambda path: path.stem)
+def test_every_chapter_runs_from_the_installed_wheel(installed, chapter):
     _, _, env, elsewhere = installed
-    notebook = elsewhere / f"{CHAPTER}.ipynb"
+    notebook = elsewhere / f"{chapter.stem}.ipynb"
     subprocess.run(
-        [sys.executable, "-m", "jupytext", "--to", "notebook", "--output", str(notebook),
-         str(ROOT / "book" / f"{CHAPTER}.md")],
+        [sys.executable, "-m", "jupytext", "--to", "notebook", "--output", str(notebook), str(chapter)],
         check=True, capture_output=True, env=env,
     )  # fmt: skip
     result = subprocess.run(
