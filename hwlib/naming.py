@@ -127,7 +127,7 @@ SYMBOLS: tuple[tuple[str, str, str, str], ...] = (
         r"\eta_{\mathrm{mm}}, \eta_{\mathrm{att}}, \eta_{\mathrm{hbm}}, \eta_{\mathrm{coll}}, \eta_p",
         "1",
     ),
-    ("tile and wave quantization of a matmul", "tile_quantization", r"q", "1"),
+    ("tile and wave quantization of a matmul", "tile_quantization", r"\eta_q", "1"),
     ("slowdown of compute beside a collective", "Efficiency.overlap_slowdown", r"\sigma", "1"),
     ("passes of elementwise kernels over the activations", "Efficiency.elementwise_passes", r"n_{\mathrm{pass}}", "1"),
     ("share of a training step outside every modelled term", "Efficiency.unmodelled_share", r"\omega", "1"),

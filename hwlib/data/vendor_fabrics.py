@@ -237,7 +237,14 @@ FABRICS: tuple[Fabric, ...] = (
         name="NVLink 5 (GB200 NVL72)",
         kind="scale-up",
         source="vendor",
-        bandwidth=_CHIP["b200"].interconnect,
+        bandwidth=_NVL72(
+            1.8e12,
+            "B/s",
+            "The NVL72 keeps NVLink continuous across the whole rack at 1.8 TB/s per GPU",
+            "Per GPU, both directions summed, as the B200's 18 NVLink 5 links give it (the rack's '130 TB/s of "
+            "aggregate NVLink bandwidth' over its 72 GPUs, in the same summary, a third-party "
+            "summary of NVIDIA's GB200 NVL72 page).",
+        ),
         directions=2,
         domain_size=_NVL72(
             72,
