@@ -300,3 +300,17 @@ SCALING_BOOK_CHECKPOINTS_PER_LAYER = _SCALING_BOOK_APPLIED(
     "weights and 560 GB of fp32 Adam moments (20.97 + 0.70 = 21.67e12 B, cut to 21.6).",
 )
 """Tensors of shape [B, D] the scaling book saves per layer in its Llama 3 70B memory estimate (its k)."""
+
+DEEPSEEK_V3_MTP_PARAMS = cite(
+    "deepseek-ai/DeepSeek-V3, README.md on GitHub (the model card's text), https://github.com/deepseek-ai/DeepSeek-V3",
+    "2026-12-06",
+)(
+    14e9,
+    "parameters",
+    "The total size of DeepSeek-V3 models on Hugging Face is 685B, which includes 671B of the Main Model weights and "
+    "14B of the Multi-Token Prediction (MTP) Module weights.",
+    "What the released checkpoint stores for the MTP module, its own copies of the embedding and output head included "
+    "(the module reuses the main model's, so a count of its own parameters leaves them out).",
+)
+"""Parameters DeepSeek counts for DeepSeek-V3's multi-token-prediction module as released. Chapter
+:ref:`ch-counting`."""
