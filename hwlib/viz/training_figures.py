@@ -9,6 +9,7 @@ from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import numpy as np
+from matplotlib.patches import Patch
 
 from hwlib.training.step import STEP_PARTS, TrainStep
 from hwlib.viz.style import PALETTE, new_axes
@@ -43,5 +44,8 @@ def plot_step_breakdown(
         ax.annotate(note, (end, row), textcoords="offset points", xytext=(4, -3), fontsize=8)
     ax.set_yticks(rows, names, fontsize=8)
     ax.set(xlabel="time of one step (s)", xlim=(0, left.max() * 1.3))
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7.5, frameon=False)
+    handles = [Patch(facecolor=colours[name], edgecolor="white", label=name) for name in shown]
+    if not all(step.fits for step in steps):  # one hatched swatch says what hatching means
+        handles.append(Patch(facecolor="white", edgecolor="#555555", hatch="///", label="does not fit"))
+    ax.legend(handles=handles, loc="upper center", bbox_to_anchor=(0.5, -0.22), ncol=3, fontsize=7.5, frameon=False)
     return ax
