@@ -50,7 +50,7 @@ class Efficiency:
     request, tokenization and queueing in the front end, and its first token's way back);
     ``moe_layer_overhead_s``: seconds each MoE layer adds to a training step per micro-batch it runs forward and
     backward (routing, the token permutation's host synchronisation and small kernels); ``expert_overhead_s``: seconds
-    each of a chip's local experts adds per MoE layer and micro-batch (its own GEMM and cast launches);
+    each of a chip's local experts adds per MoE layer and micro-batch in an fp8 step (its own quantizers and casts);
     ``fp8_experts``: share of the fp8 matmul rate a routed expert's fp8 grouped GEMMs reach with their casts (None:
     ``fp8_expert_share``, measured);
     ``kv_fraction``: share of the memory left after the weights that a serving engine gives its KV cache;

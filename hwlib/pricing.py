@@ -126,8 +126,9 @@ class Price:
     """A step's seconds on one chip. ``bound_s``, ``no_overlap_s`` and ``forecast_s`` are the totals; the
     ``*_parts_s`` dicts split the bound and the forecast into the work's parts, "pipeline bubble", each collective
     part's exposed time and (forecast) "elementwise", "overlap slowdown", "overhead" and "unmodelled"; they sum to
-    their totals. ``compute_s`` and ``memory_s`` are the bound's two roofline terms (``forecast_compute_s`` and
-    ``forecast_memory_s`` the forecast's, before its elementwise passes), ``comm_s`` and
+    their totals; ``forecast_memory_excess_s`` holds what each part's bytes add to its forecast beyond its FLOPs' time
+    (0 where its FLOPs set it). ``compute_s`` and ``memory_s`` are the bound's two roofline terms
+    (``forecast_compute_s`` and ``forecast_memory_s`` the forecast's, before its elementwise passes), ``comm_s`` and
     ``exposed_s`` each collective part's whole and exposed seconds at the bound, ``forecast_exposed_s`` exposed at
     the forecast."""
 
@@ -143,6 +144,7 @@ class Price:
     forecast_exposed_s: dict = field(default_factory=dict)
     bound_parts_s: dict = field(default_factory=dict)
     forecast_parts_s: dict = field(default_factory=dict)
+    forecast_memory_excess_s: dict = field(default_factory=dict)
 
 
 _INSIDE = {"last backward": ("backward",)}  # windows within windows other than the whole compute
@@ -231,6 +233,7 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
         forecast_parts = {name: np.where(forecast_bound, flops_s[name], bytes_s[name]) for name in parts}
     else:  # each part's kernels after the last's, each at its own roofline
         forecast_parts = {name: np.maximum(flops_s[name], bytes_s[name]) for name in parts}
+    excess = {name: np.maximum(forecast_parts[name] - flops_s[name], 0.0) for name in parts}
     unfused = 0.0 if fuses_elementwise(chip) else np.asarray(work.elementwise_bytes, dtype=float)
     elementwise = eff.elementwise_passes * unfused / achieved_bandwidth
     forecast_core = sum(forecast_parts.values()) + elementwise
@@ -294,6 +297,7 @@ def price(work: Work, chip: object, compute_dtype: str, efficiency: Efficiency |
             "overhead": overhead,
             "unmodelled": forecast - modelled,
         },
+        forecast_memory_excess_s=excess,
     )
 
 

@@ -64,3 +64,12 @@ Beyond it a step's milliseconds vanish in the float64 of an arrival time, and ev
 MOST_DRAFT_TOKENS = 64
 """The most tokens a speculative drafter proposes per step that ``hw.Speculation`` takes: beyond the draft trees
 engines verify (tens of tokens) and far beyond where the speculation chapter's measured speed-ups peak (a few)."""
+
+GRADIENT_ACCUMULATOR_BYTES = 8.0
+"""HBM bytes per trainable weight that each micro-batch's weight-gradient GEMM moves into its accumulator: an fp32
+gradient read and written back (C = A^T B + C). Megatron-Core and NeMo accumulate the weight gradients of every
+micro-batch into an fp32 ``main_grad`` inside the GEMM (Transformer Engine's ``fuse_wgrad_accumulation``: "a
+pre-allocated buffer of the correct size to accumulate gradients in", ``module/grouped_linear.py`` at v2.12, read
+2026-12-06); PyTorch's autograd adds each micro-batch's gradient into ``.grad`` with as many bytes. A GEMM of M
+tokens then does 2 M FLOPs per 8 bytes of accumulator: below M = 4 x (peak / HBM bandwidth), a few thousand tokens
+on current GPUs, the accumulator, not the FLOPs, sets its time (Williams et al. 2009's roofline)."""

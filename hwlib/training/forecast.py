@@ -8,6 +8,7 @@ FORECAST_PARTS = (
     "matmuls",
     "fp8 experts",
     "expert kernels",
+    "gradient accumulation",
     "attention",
     "elementwise",
     "pipeline bubble",

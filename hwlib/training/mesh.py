@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from hwlib._checks import as_real_array, describe
+from hwlib.data.assumptions import GRADIENT_ACCUMULATOR_BYTES
 from hwlib.data.records import ModelShape
 from hwlib.units import dtype_bytes
 
@@ -86,6 +87,15 @@ def local_params(model: ModelShape, mesh: Mesh) -> float:
     (the FSDP shard before its split over fsdp x cp). Chapter :ref:`ch-sharding`."""
     dense, experts = split_params(model)
     return (dense + experts / mesh.ep) / (mesh.tp * mesh.pp)
+
+
+def accumulator_bytes(model: ModelShape, mesh: Mesh, micro_batches: int) -> tuple[float, float]:
+    """HBM bytes one chip's weight-gradient GEMMs move into their accumulators in a step, (the dense weights', the
+    local experts'): ``assumptions.GRADIENT_ACCUMULATOR_BYTES`` per local weight per micro-batch. Chapter
+    :ref:`ch-forecast`."""
+    dense, experts = split_params(model)
+    per_weight = GRADIENT_ACCUMULATOR_BYTES * micro_batches / (mesh.tp * mesh.pp)
+    return dense * per_weight, experts / mesh.ep * per_weight
 
 
 def split_params(model: ModelShape) -> tuple[float, float]:

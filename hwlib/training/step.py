@@ -28,6 +28,7 @@ Chapter :ref:`ch-sharding`.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from hwlib._checks import one_of, scalar_or_array
@@ -41,8 +42,8 @@ from hwlib.training.batch import split_batch
 from hwlib.training.collectives import step_collectives
 from hwlib.training.experts import ExpertKernel, expert_kernel_share
 from hwlib.training.finetune import LoRA, step_flops
-from hwlib.training.fp8 import FP8Scaling, dispatch_share, fp8_activation_share
-from hwlib.training.mesh import WIRE_BYTES, Mesh, expert_split, fsdp_shards, routing_imbalance_of
+from hwlib.training.fp8 import BF16_BYTES, FP8Scaling, dispatch_share, fp8_activation_share
+from hwlib.training.mesh import WIRE_BYTES, Mesh, accumulator_bytes, expert_split, fsdp_shards, routing_imbalance_of
 from hwlib.training.savers import (
     HOST_PART,
     Offload,
@@ -54,7 +55,7 @@ from hwlib.training.savers import (
     update_bytes,
 )
 from hwlib.training.zero import ZERO_SHARDED, chip_bytes, zero_stage
-from hwlib.units import element_dtype
+from hwlib.units import dtype_bytes, element_dtype
 
 STEP_PARTS = (
     "compute",
@@ -235,7 +236,10 @@ def train_step(
     Megatron-Core's ``--overlap-moe-expert-parallel-comm`` does (``hwlib.training.collectives``). ``experts``
     (``hwlib.data.records.ExpertKernel``) says how the routed experts run where not as one dropless grouped
     GEMM at the chip's tile (capacity-padded einsums, a grouped matmul's own tile); the forecast part "expert
-    kernels" is what that adds. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
+    kernels" is what that adds. Each micro-batch's weight-gradient GEMMs also read and write their fp32
+    accumulator (``hwlib.training.mesh.accumulator_bytes``): where a micro-batch's few tokens meet many weights (a
+    pipeline's many micro-batches through many local experts) those bytes, not the FLOPs, set the GEMMs' time, and
+    the forecast part "gradient accumulation" is what they add. Chapters :ref:`ch-sharding` and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-70b')")
     cluster = require(Cluster, "cluster", cluster, "hw.cluster('hgx-h100-ndr')")
@@ -270,11 +274,19 @@ def train_step(
     fp8_share = _fp8_expert_share(model, chip, dtype, efficiency)
     kernel_share = expert_kernel_share(experts, model, micro_tokens, batch.seq_len, mesh.tp, mesh.ep)
     kernel_share = kernel_share if efficiency.expert_kernels else 1.0
+    expert_rate = fp8_share * kernel_share
+    # each micro-batch's weight-gradient GEMMs, apart: they also read and write the fp32 accumulator (none under LoRA)
+    weight_grads = 0.0 if saved.adapter else float(table.weight_flops(batch.tokens)) / count
+    dense_bytes, expert_bytes = (0.0, 0.0) if saved.adapter else accumulator_bytes(model, mesh, batch.micro_batches)
     work = Work(
         parts={
-            "matmuls": Part(matmul_flops * dense, 0.0, "matmul", quantized),
+            "matmuls": Part((matmul_flops - weight_grads) * dense, 0.0, "matmul", quantized),
+            "weight gradients": Part(weight_grads * dense, dense_bytes, "matmul", quantized),
             "routed experts": Part(
-                matmul_flops * routed, 0.0, "matmul", quantized, rate_share=fp8_share * kernel_share
+                (matmul_flops - weight_grads) * routed, 0.0, "matmul", quantized, rate_share=expert_rate
+            ),
+            "expert weight gradients": Part(
+                weight_grads * routed, expert_bytes, "matmul", quantized, rate_share=expert_rate
             ),
             "attention": Part(attention_passes * attention / count, 0.0, "attention"),
             "optimizer step": Part(0.0, update_bytes(model, mesh, recipe, zero, saved), per_step=True),
@@ -289,7 +301,7 @@ def train_step(
         * WIRE_BYTES,
         unmodelled=True,
         accumulation=batch.micro_batches,
-        **moe_passes(model, mesh, batch.micro_batches, recompute),
+        **moe_passes(model, mesh, batch.micro_batches, recompute, dtype),
     )
     priced = price(work, chip, dtype, efficiency)
     compute = max(float(priced.compute_s), float(priced.memory_s))  # the roofline of the chip's work
@@ -297,11 +309,16 @@ def train_step(
     total = sum(memory.values())
     fits = total <= room
     forecast_time = priced.forecast_s
-    parts = priced.forecast_parts_s
+    parts, waits = priced.forecast_parts_s, priced.forecast_memory_excess_s
+    experts_at_rate = parts["routed experts"] + parts["expert weight gradients"] - waits["expert weight gradients"]
     forecast_parts = {
-        "matmuls": parts["matmuls"] + fp8_share * kernel_share * parts["routed experts"],
-        "fp8 experts": (1.0 - fp8_share) * kernel_share * parts["routed experts"],
-        "expert kernels": (1.0 - kernel_share) * parts["routed experts"],
+        "matmuls": parts["matmuls"]
+        + parts["weight gradients"]
+        - waits["weight gradients"]
+        + fp8_share * kernel_share * experts_at_rate,
+        "fp8 experts": (1.0 - fp8_share) * kernel_share * experts_at_rate,
+        "expert kernels": (1.0 - kernel_share) * experts_at_rate,
+        "gradient accumulation": waits["weight gradients"] + waits["expert weight gradients"],
         "attention": parts["attention"],
         "elementwise": parts["elementwise"] + sum(parts[name] for name in ELEMENTWISE_PARTS if name in parts),
         "pipeline bubble": parts["pipeline bubble"],
@@ -352,12 +369,16 @@ def _fp8_expert_share(model: ModelShape, chip: object, dtype: str, efficiency: E
     return fp8_expert_share(chip, model.d_ff_expert)
 
 
-def moe_passes(model: ModelShape, mesh: Mesh, micro_batches: int, recompute: str) -> dict:
-    """The MoE layers one chip runs in a step, each counted once per micro-batch's forward and backward (a recomputed
-    forward adds a third, as its FLOPs do), and those layers times the chip's local experts: the counts
+def moe_passes(model: ModelShape, mesh: Mesh, micro_batches: int, recompute: str, dtype: str = "bf16") -> dict:
+    """The MoE layers the busiest pipeline stage runs in a step (whole layers: at least ceil(L_MoE / pp) of them),
+    each counted once per micro-batch's forward and backward (a recomputed forward adds a third, as its FLOPs do),
+    and, in a step whose experts run in a block-scaled or fp8 dtype, those layers times the chip's local experts:
+    each expert's operands are quantized on their own (Transformer Engine's ``GroupedLinear`` at v2.12 loops over
+    the experts' quantizers and weight casts in fp8, and casts nothing in bf16). These are the counts
     ``Work.moe_layer_passes`` and ``Work.expert_passes`` that the forecast's MoE overheads multiply."""
     if not model.is_moe:
         return {}
-    passes = model.table().n_moe_layers / mesh.pp * micro_batches
+    passes = math.ceil(model.table().n_moe_layers / mesh.pp) * micro_batches
     passes *= 1.0 + (recompute == "full") / TRAINING_OVER_FORWARD
-    return {"moe_layer_passes": passes, "expert_passes": passes * model.n_experts / mesh.ep}
+    quantized = dtype_bytes(element_dtype(dtype)) < BF16_BYTES  # fp8 and narrower
+    return {"moe_layer_passes": passes, "expert_passes": passes * model.n_experts / mesh.ep * quantized}

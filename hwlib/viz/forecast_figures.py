@@ -23,6 +23,7 @@ _STEPS = {
     "matmuls": "matmul efficiency",
     "fp8 experts": "fp8 grouped GEMMs of the experts",
     "expert kernels": "the experts' capacity padding and matmul tiles",
+    "gradient accumulation": "weight gradients accumulated in fp32",
     "attention": "attention kernels",
     "elementwise": "elementwise kernels",
     "pipeline bubble": "bubble (longer compute)",

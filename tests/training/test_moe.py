@@ -261,7 +261,7 @@ def test_deepseek_v3s_published_mesh_is_within_5_percent_of_the_planners_best():
     """pp 16, ep 64, no tensor parallelism, DualPipe on 2,048 H800s, 15,360 sequences of 4,096. With DeepSeek's
     recomputation of norms and up-projections and its FP8 recipe (activations kept and dispatched in fp8, Sec.
     3.3.3) the published mesh fits with ZeRO-1, as the paper ran it, within 5 % of the planner's best, and its
-    forecast within 10 % of the measured pace. Without the
+    forecast within the GPU MoE band's mean error of the measured pace. Without the
     recipe it needs ZeRO-2, and the planner's best (fewer experts a GPU, FSDP) is 5 to 10 % faster."""
     plan = hw.plan_training(DEEPSEEK, H800, 15360 * 4096, 4096, 2048, dtype="fp8", fp8="blockwise")
     published = next(p for p in plan.meshes if p.mesh == hw.Mesh(pp=16, dp=128, ep=64))
@@ -270,7 +270,8 @@ def test_deepseek_v3s_published_mesh_is_within_5_percent_of_the_planners_best():
     assert float(step.forecast_time_s / best.forecast_time_s) < 1.05
     run = next(r for r in hw.training_runs() if r.key == "deepseek-v3-2048-h800")
     measured = 15360 * 4096 / 2048 / run.measured.value
-    assert 0.9 * measured < float(step.forecast_time_s) < 1.1 * measured
+    band = hw.forecast_band("training", DEEPSEEK, H800.chip, step.micro_batches)
+    assert abs(measured / float(step.forecast_time_s) - 1) < band.mean  # throughput's error, as the band's
     plain = hw.plan_training(DEEPSEEK, H800, 15360 * 4096, 4096, 2048, dtype="fp8")
     without = next(p for p in plain.meshes if p.mesh == hw.Mesh(pp=16, dp=128, ep=64)).step
     assert without.zero == 2 and 1.04 < float(without.forecast_time_s / plain.feasible[0].step.forecast_time_s) < 1.10
