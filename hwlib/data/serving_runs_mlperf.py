@@ -19,6 +19,13 @@ _MLPERF_OUTPUT = (
 )
 
 
+_OPENORCA = (
+    "A dataset's prompts (MLPerf's OpenOrca sample), each its own length: one step at one prompt length does not "
+    "price them. The chapter 'Serving many users' simulates the v4.1 H100 and H200 runs request by request from the "
+    "dataset's length percentiles (hw.request_trace('mlperf-llama2-openorca'))"
+)
+
+
 def _mlperf(path: str, repo: str, value: float, quoted: str) -> object:
     return cite(f"{repo}, {path}")(value, "tokens/s", quoted)
 
@@ -32,6 +39,7 @@ RUNS: tuple[ServingRun, ...] = (
         n_chips=8,
         tensor_parallel=2,
         model_key="llama-2-70b",
+        outside_model=_OPENORCA,
         precision="FP8",
         **_FP8,
         scenario="Offline",
@@ -57,6 +65,7 @@ RUNS: tuple[ServingRun, ...] = (
         n_chips=8,
         tensor_parallel=1,
         model_key="llama-2-70b",
+        outside_model=_OPENORCA,
         precision="FP8",
         **_FP8,
         scenario="Offline",
@@ -80,6 +89,7 @@ RUNS: tuple[ServingRun, ...] = (
         n_chips=8,
         tensor_parallel=1,
         model_key="llama-2-70b",
+        outside_model=_OPENORCA,
         precision="FP8",
         **_FP8,
         scenario="Offline",
@@ -104,6 +114,7 @@ RUNS: tuple[ServingRun, ...] = (
         n_chips=8,
         tensor_parallel=1,
         model_key="llama-2-70b",
+        outside_model=_OPENORCA,
         precision="FP4, FP8 KV cache",
         **_NVFP4_FP8_KV,
         scenario="Offline",
@@ -131,6 +142,7 @@ RUNS: tuple[ServingRun, ...] = (
         n_chips=8,
         tensor_parallel=1,
         model_key="llama-2-70b",
+        outside_model=_OPENORCA,
         precision="FP8 weights, activations and KV cache",
         **_FP8,
         scenario="Offline",
