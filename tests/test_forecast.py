@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import hwlib as hw
-from hwlib.calibration_fit import FEWEST_BAND_RUNS, KIND_ERRORS, TARGETS, forecast_error_lines
+from hwlib.calibration_fit import FEWEST_BAND_RUNS, KIND_ERRORS, SOURCE_OUT_TARGETS, TARGETS, forecast_error_lines
 from hwlib.data import calibrated, efficiencies
 from hwlib.data.records import KernelEfficiency
 from hwlib.efficiency import collective_efficiency, small_allreduce_s, tile_quantization
@@ -33,6 +33,15 @@ def test_the_error_table_prints_and_the_errors_meet_their_targets(calibration):
         assert row["worst, leave one out (%)"] <= 100 * worst, domain
         # a whole source out is no easier than one run out, up to the fit grid's steps (a tenth of a point)
         assert row["mean error, leave source out (%)"] >= row["mean error, leave one out (%)"] - 0.1, domain
+
+
+def test_with_each_source_left_out_the_training_forecast_meets_its_targets(calibration):
+    summary = calibration.summary
+    assert summary.loc["training", "in targets"] >= 100  # over at least 100 runs
+    for domain, (mean, worst) in SOURCE_OUT_TARGETS.items():
+        assert summary.loc[domain, "mean error, leave source out (%)"] <= 100 * mean, domain
+        if worst is not None:
+            assert summary.loc[domain, "worst, leave source out (%)"] <= 100 * worst, domain
 
 
 def test_enough_runs_and_sources_are_in_the_targets(calibration):
