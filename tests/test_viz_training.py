@@ -23,3 +23,23 @@ def test_step_breakdown_legend_has_solid_swatches_and_one_hatched_for_what_does_
     fitting = hw.viz.plot_step_breakdown(steps[1:])
     assert "does not fit" not in [text.get_text() for text in fitting.get_legend().get_texts()]
     plt.close("all")
+
+
+def test_share_of_bound_puts_each_group_on_its_row_and_refuses_mismatched_shares():
+    import numpy as np
+    import pytest
+
+    groups = ["a", "b", "a"]
+    ax = hw.viz.plot_share_of_bound(groups, [10.0, 50.0, 30.0], [20.0, 40.0, 35.0])
+    assert [label.get_text() for label in ax.get_yticklabels()] == ["a", "b"]
+    measured, forecast = ax.collections
+    rows = np.round(measured.get_offsets()[:, 1])
+    assert list(rows) == [0.0, 1.0, 0.0] and list(measured.get_offsets()[:, 0]) == [10.0, 50.0, 30.0]
+    assert list(forecast.get_offsets()[:, 0]) == [20.0, 40.0, 35.0]
+    plt.close("all")
+    with pytest.raises(ValueError, match="measured_pct"):
+        hw.viz.plot_share_of_bound(groups, [10.0, 50.0])
+    with pytest.raises(ValueError, match="forecast_pct"):
+        hw.viz.plot_share_of_bound(groups, [10.0, 50.0, 30.0], [1.0])
+    with pytest.raises(ValueError, match="measured_pct"):
+        hw.viz.plot_share_of_bound(groups, [10.0, -5.0, 30.0])

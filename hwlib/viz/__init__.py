@@ -33,6 +33,7 @@ _NAMES = {
         "collective_check_table",
         "load_check_table",
         "load_sources_table",
+        "plot_share_of_bound",
         "serving_check_table",
         "serving_sources_table",
         "speculation_check_table",

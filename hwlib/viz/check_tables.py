@@ -6,8 +6,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
+from hwlib._checks import as_real_array
 from hwlib.collectives import collective_time_s
 from hwlib.data import cluster as find_cluster
 from hwlib.data import model as find_model
@@ -20,6 +22,7 @@ from hwlib.serving.load_check import load_check, load_runs, speculation_check, s
 from hwlib.serving.throughput import max_mean_prompt, serving_run_bound
 from hwlib.training.plan import training_run_bound, training_run_forecast
 from hwlib.units import GiB
+from hwlib.viz.style import PALETTE, new_axes
 
 
 def serving_check_table(runs: Sequence[ServingRun] | None = None) -> pd.DataFrame:
@@ -219,3 +222,30 @@ def load_sources_table(runs: Sequence[LoadRun] | None = None) -> pd.DataFrame:
         },
         index=pd.Index([run.key for run in runs], name="run"),
     )
+
+
+def plot_share_of_bound(
+    groups: Sequence[str], measured_pct: Sequence[float], forecast_pct: Sequence[float] | None = None, *, ax=None
+):
+    """Each measured run's share of its bound (%), one row of dots per group (a source or kind of run), with its
+    forecast's share as an open ring beside it: how far below the bound the runs sit, and how well the forecast
+    follows. Chapters :ref:`ch-serving` and :ref:`ch-sharding`; every run in the appendix :ref:`app-ledgers`."""
+    labels = [str(group) for group in groups]
+    measured = as_real_array("measured_pct", measured_pct, minimum=0.0)
+    forecast = None if forecast_pct is None else as_real_array("forecast_pct", forecast_pct, minimum=0.0)
+    for name, values in (("measured_pct", measured), ("forecast_pct", forecast)):
+        if values is not None and values.shape != (len(labels),):
+            raise ValueError(f"{name} must hold one share per group label ({len(labels)}), got {values.shape}")
+    order = list(dict.fromkeys(labels))
+    rows = np.array([order.index(label) for label in labels], dtype=float)
+    jitter = (np.arange(len(labels)) % 5 - 2) * 0.06  # runs of one group apart, in a fixed pattern
+    ax = new_axes(ax, (7.0, 0.45 * len(order) + 1.2))
+    ax.scatter(measured, rows + jitter, s=22, color=PALETTE[0], label="measured", zorder=3)
+    if forecast is not None:
+        ax.scatter(forecast, rows + jitter, s=26, facecolors="none", edgecolors=PALETTE[1], label="forecast")
+    ax.axvline(100.0, color="#222222", lw=1.0)
+    ax.set_yticks(range(len(order)), order)
+    ax.invert_yaxis()
+    ax.set(xlabel="share of the bound (%)", xlim=(0, 105))
+    ax.legend(loc="upper right", fontsize=8, frameon=False)
+    return ax
