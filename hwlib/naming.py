@@ -47,6 +47,7 @@ SYMBOLS: tuple[tuple[str, str, str, str], ...] = (
     ("interleaved chunks per pipeline stage", "interleave", r"n_{\mathrm{chunk}}", "1"),
     ("number of chips", "n_chips", r"N", "1"),
     ("chips per node (scale-up domain)", "node_size", r"G", "1"),
+    ("a mesh axis, and the chips along it", "mesh axis names; mesh.shape[axis]", r"X, Y, \lvert X \rvert", "1"),
     ("time", "*_time_s, time_s", r"t", "s"),
     ("median of measured times", "measurement.median_s", r"\tilde t", "s"),
     ("energy of a kernel or step", "energy_j", r"\mathcal{E}", "J"),
