@@ -71,6 +71,7 @@ _NAMES = {
     "hwlib.viz.explorers": (
         "BatchSqueezeExplorer",
         "ByteEnergyExplorer",
+        "CollectiveExplorer",
         "CostExplorer",
         "EnergyShareExplorer",
         "KVCacheExplorer",

@@ -11,6 +11,7 @@ clusters are passed as records (``hw.chip("TPU v5e")``, ``hw.model("Llama 3 8B")
 from __future__ import annotations
 
 from hwlib.viz.explorers.base import Explorer
+from hwlib.viz.explorers.collective import CollectiveExplorer
 from hwlib.viz.explorers.commute import ByteEnergyExplorer, StepIntensityExplorer
 from hwlib.viz.explorers.cost import CostExplorer
 from hwlib.viz.explorers.counting import ModelShapeExplorer
@@ -25,6 +26,7 @@ from hwlib.viz.explorers.training import TrainingExplorer
 __all__ = [
     "BatchSqueezeExplorer",
     "ByteEnergyExplorer",
+    "CollectiveExplorer",
     "CostExplorer",
     "EnergyShareExplorer",
     "Explorer",
