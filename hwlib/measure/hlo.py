@@ -217,7 +217,8 @@ def hlo_collectives(hlo_text: str) -> object:
 
 def compiled_collectives(fn: Callable, *args: object, **jit_options: object) -> object:
     """The collectives XLA inserts when it compiles ``fn`` for ``args`` (arrays placed with ``jax.device_put``, or
-    ``jax.ShapeDtypeStruct``s with shardings), as :func:`hlo_collectives` reads them from the compiled text.
+    shape-and-dtype structs, ``jax.ShapeDtypeStruct``, with shardings), as :func:`hlo_collectives` reads them from
+    the compiled text.
 
     ``jit_options`` go to ``jax.jit`` (``in_shardings``, ``out_shardings``, ...). Compiles, does not run.
     Chapter :ref:`ch-sharded-matmuls`.
