@@ -266,7 +266,9 @@ def _ring_terms(
 
 def _torus_terms(kind: str, n_bytes: np.ndarray, topology: Torus) -> tuple[np.ndarray, np.ndarray]:
     """A ring per axis: the bandwidth terms telescope to those of one ring of all p chips at one axis's rate,
-    divided by the number of axes when they all run at once; latency adds axis by axis."""
+    divided by the number of axes when they all run at once; latency adds axis by axis. An all-to-all is priced
+    at each axis's bisection: p Q / (8 beta_link) on a ring of p chips, p Q / (4 beta_link) on a line (the middle
+    link carries (p / 2)^2 pieces of Q / p in each direction)."""
     axes = [(size, wrap) for size, wrap in zip(topology.shape, topology.wraparound) if size > 1]
     if not axes:
         return np.zeros_like(n_bytes), np.zeros_like(n_bytes)
@@ -274,8 +276,12 @@ def _torus_terms(kind: str, n_bytes: np.ndarray, topology: Torus) -> tuple[np.nd
     latency = np.full_like(n_bytes, steps * sum(size - 1.0 for size, _ in axes) * topology.latency_s)
     # with wraparound each axis is a ring used in both directions; a line without it, in effect one direction
     rates = [topology.link_bytes_per_s * (2.0 if wrap else 1.0) for _, wrap in axes]
-    if kind == "all-to-all":  # average hops a / 4 on a ring, a / 3 on a line, over 2 directions of D axes
-        hops = sum(size / 4.0 if wrap else size / 3.0 for size, wrap in axes)
+    if kind == "all-to-all":  # the bisection bound of each axis, over 2 directions of D axes
+        # an axis of a chips cut in half: (a / 2)^2 pieces of n / a cross the cut each way, a n / 4 bytes, over
+        # 2 links per direction with wraparound (a ring), over 1 on a line; as a / 4 (ring) or a / 2 (line)
+        # "hops" of the whole array at the 2 directions' rate: a n / (8 beta_link) on a ring, a n / (4 beta_link)
+        # on a line (the average path, a / 3 hops on a line, would undercount its middle link)
+        hops = sum(size / 4.0 if wrap else size / 2.0 for size, wrap in axes)
         return latency, n_bytes * hops / (2.0 * len(axes) * topology.link_bytes_per_s)
     chips = topology.n_chips
     parallel = len(axes) if topology.multi_axis else 1

@@ -94,6 +94,23 @@ def test_torus_runs_every_axis_at_once():
     assert hw.collective_time_s("all-reduce", GB, hw.torus((1, 1), link)) == 0
 
 
+@pytest.mark.parametrize("chips", [2, 4, 8, 16])
+def test_an_all_to_all_on_one_axis_is_its_bisection_bound(chips):
+    """Cut the axis in half: (p / 2)^2 pieces of Q / p cross the cut each way, p Q / 4 bytes, over one link per
+    direction on a line and two on a ring (its wraparound link is the second)."""
+    link = 90e9
+    crossing = (chips / 2) ** 2 * GB / chips
+    line = hw.torus((chips,), link, 0.0, wraparound=False)
+    ring = hw.torus((chips,), link, 0.0)
+    assert hw.collective_time_s("all-to-all", GB, line) == pytest.approx(crossing / link)
+    assert hw.collective_time_s("all-to-all", GB, line) == pytest.approx(chips * GB / (4 * link))
+    assert hw.collective_time_s("all-to-all", GB, ring) == pytest.approx(chips * GB / (8 * link))
+    # the latency adds one step per hop of the axis, as the other collectives'
+    assert hw.collective_time_s("all-to-all", 0.0, hw.torus((chips,), link, 1e-6, wraparound=False)) == (
+        pytest.approx((chips - 1) * 1e-6)
+    )
+
+
 @settings(max_examples=60, deadline=None)
 @given(kind=st.sampled_from(COLLECTIVES), chips=st.integers(2, 512), size=st.floats(1e3, 1e11))
 def test_more_bytes_never_take_less_time(kind, chips, size):

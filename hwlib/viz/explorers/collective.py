@@ -31,16 +31,20 @@ _CURVE = np.geomspace(1e3, 1e10, 160)
 
 def axis_topology(fabric: str, n_chips: int) -> object:
     """The topology of ``n_chips`` along one mesh axis of ``fabric`` (one of ``COLLECTIVE_FABRICS``): a v5p ICI axis
-    (a ring, or a line without wraparound, at one link's rate and hop latency), H100s on NVLink and then across
-    their nodes' NICs (``hw.group_topology``), or v5p slices over the data-centre network (a switch at the DCN's
-    rate and latency). Chapter :ref:`ch-sharded-matmuls`."""
+    (a ring, or a line without wraparound, at one link's rate and hop latency; two chips are a line either way, one
+    link between them, as ``hw.group_topology`` places a pair), H100s on NVLink and then across their nodes' NICs
+    (``hw.group_topology``), or v5p slices over the data-centre network (a switch at the DCN's rate and latency).
+    Chapter :ref:`ch-sharded-matmuls`."""
     options_in("fabric", fabric, COLLECTIVE_FABRICS)
     options_in("n_chips", n_chips, COLLECTIVE_CHIPS)
     if fabric.startswith("TPU v5p ICI"):
         v5p = find_cluster("tpu-v5p")
         hop = group_topology(v5p, 4, 1, 64)
         return torus(
-            (n_chips,), v5p.chip.ici_link_bytes_per_s, hop.latency_s, wraparound=fabric.endswith(", wraparound")
+            (n_chips,),
+            v5p.chip.ici_link_bytes_per_s,
+            hop.latency_s,
+            wraparound=fabric.endswith(", wraparound") and n_chips > 2,
         )
     if fabric.startswith("H100s"):
         return group_topology(find_cluster("hgx-h100-ndr"), n_chips, 1, n_chips)
