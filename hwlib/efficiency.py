@@ -47,7 +47,9 @@ class Efficiency:
     elementwise kernels over the activations the matmuls move; ``unmodelled_share``: share of a training step's
     time outside every modelled term; ``layer_overhead_s``: seconds each layer adds to every serving step;
     ``request_overhead_s``: seconds between a request's sending and its scheduling in a simulated server (its HTTP
-    request, tokenization and queueing in the front end, and its first token's way back);
+    request, tokenization and queueing in the front end, and its first token's way back); ``walk_share``: the
+    bandwidth one SM reaches walking a sequence's KV cache alone, as a multiple of its even share of HBM (an engine
+    that does not split a decode's attention over SMs: ``EngineProfile.splits_attention``; inf: no such floor);
     ``moe_layer_overhead_s``: seconds each MoE layer adds to a training step per micro-batch it runs forward and
     backward (routing, the token permutation's host synchronisation and small kernels); ``expert_overhead_s``: seconds
     each of a chip's local experts adds per MoE layer and micro-batch in an fp8 step (its own quantizers and casts);
@@ -79,6 +81,7 @@ class Efficiency:
     layer_overhead_s: Number | None = None
     sequence_overhead_s: Number | None = None
     request_overhead_s: Number | None = None
+    walk_share: Number | None = None
     moe_layer_overhead_s: Number | None = None
     expert_overhead_s: Number | None = None
     fp8_experts: Number | None = None
@@ -106,6 +109,7 @@ class Efficiency:
             layer_overhead_s=0.0,
             sequence_overhead_s=0.0,
             request_overhead_s=0.0,
+            walk_share=np.inf,
             moe_layer_overhead_s=0.0,
             expert_overhead_s=0.0,
             fp8_experts=1.0,
@@ -135,6 +139,8 @@ class Efficiency:
         ):
             if getattr(self, name) is not None:
                 as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
+        if self.walk_share is not None:
+            positive("Efficiency.walk_share", self.walk_share, allow_inf=True)
         for name in ("unmodelled_share", "overlap_slowdown"):
             if getattr(self, name) is not None:
                 share = as_real_array(f"Efficiency.{name}", getattr(self, name), minimum=0.0)
@@ -296,6 +302,7 @@ class Resolved:
     layer_overhead_s: Number
     sequence_overhead_s: Number
     request_overhead_s: Number
+    walk_share: Number
     moe_layer_overhead_s: Number
     expert_overhead_s: Number
     kv_fraction: Number
@@ -336,6 +343,7 @@ def resolve(chip: Chip, dtype: str, efficiency: Efficiency | None = None, n_chip
         layer_overhead_s=pick(given.layer_overhead_s, calibrated.LAYER_OVERHEAD_S.value),
         sequence_overhead_s=pick(given.sequence_overhead_s, calibrated.SEQUENCE_OVERHEAD_S.value),
         request_overhead_s=pick(given.request_overhead_s, calibrated.REQUEST_OVERHEAD_S.value),
+        walk_share=pick(given.walk_share, calibrated.DECODE_WALK_SHARE.value),
         moe_layer_overhead_s=pick(given.moe_layer_overhead_s, calibrated.MOE_LAYER_OVERHEAD_S.value),
         expert_overhead_s=pick(given.expert_overhead_s, calibrated.EXPERT_OVERHEAD_S.value),
         kv_fraction=pick(given.kv_fraction, efficiencies.KV_CACHE_FRACTION.value),

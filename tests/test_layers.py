@@ -42,6 +42,7 @@ TOPICS = (
     "serving.plan",
     "serving.throughput",
     "serving.served",
+    "serving.priced",
     "serving.engine",
     "serving.simulate",
     "serving.max_rate",

@@ -72,6 +72,10 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         else "no shared prefix",
         "admitting a request only with room for its whole answer" if args.reserve_output else "admitting on its prompt",
         *(
+            ["each decode's attention walked by one block per KV head"]
+            * (not ENGINE_PROFILES[args.engine].splits_attention)
+        ),
+        *(
             ["experts whole on each chip" + (", attention data-parallel" if args.attention_dp else "")]
             * args.expert_parallel
         ),

@@ -66,6 +66,21 @@ REQUEST_OVERHEAD_S = cite(
 )
 """Seconds a simulated server takes between a request's sending and its scheduling (fitted)."""
 
+DECODE_WALK_SHARE = cite(
+    "hwlib.serving.load_check.decode_walk_fit(): NIM's TensorRT-LLM runs of one client (hwlib.data.concurrency_runs), "
+    "their time per output token at 7,000-token prompts less that at 200-token prompts",
+    "2026-12-06",
+)(
+    2.23,
+    "1",
+    "fitted",
+    "Bandwidth one SM reaches walking a sequence's KV cache alone, as a multiple of its even share of the HBM "
+    "bandwidth (the chip's bandwidth over its SMs): what prices a decode step's attention in an engine that gives "
+    "each (sequence, KV head) one thread block and does not split its context over several "
+    "(EngineProfile.splits_attention).",
+)
+"""A lone SM's KV-cache bandwidth, as a multiple of its even share of HBM (fitted)."""
+
 ELEMENTWISE_PASSES = _FIT(
     3.0,
     "1",

@@ -64,7 +64,7 @@ def concurrency_runs() -> object:
     nim = pd.DataFrame(
         {
             "source": SOURCES[0],
-            "engine": "trtllm",
+            "engine": "trtllm-0.11",
             "model": raw["task_inputs-model"].map(_MODELS),
             "cluster": raw["task_inputs-GPU"].map(_CLUSTERS),
             "chips": raw["task_inputs-n_gpus"].astype(int),

@@ -1,7 +1,7 @@
-"""Serving engines' documented defaults, for ``hw.simulate_serving(engine=...)``: vLLM 0.11.0, SGLang 0.5.3 and
-TensorRT-LLM's LLM API (1.0), each read from the engine's own source at the version named, and hwlib's generic
-engine (the simulator's defaults before profiles). The hunt, with every quoted line, is in
-research/engine_defaults.md. Chapter :ref:`ch-serving-many`.
+"""Serving engines' documented defaults, for ``hw.simulate_serving(engine=...)``: vLLM 0.11.0, SGLang 0.5.3,
+TensorRT-LLM's LLM API (1.0) and its 0.11 engines (what NIM served in 2024), each read from the engine's own source
+at the version named, and hwlib's generic engine (the simulator's defaults before profiles). The hunt, with every
+quoted line, is in research/engine_defaults.md. Chapter :ref:`ch-serving-many`.
 """
 
 from __future__ import annotations
@@ -83,6 +83,26 @@ TENSORRT_LLM = EngineProfile(
 )
 """TensorRT-LLM's PyTorch backend (LLM API, trtllm-serve), 1.0."""
 
+TENSORRT_LLM_011 = EngineProfile(
+    key="trtllm-0.11",
+    name="TensorRT-LLM",
+    version="0.11",
+    tiers=(EngineTier(0, 256, 8192),),
+    chunked_prefill=True,
+    reserve_output=True,
+    memory_rule="free",
+    memory_fraction=0.9,
+    splits_attention=False,
+    source="NVIDIA/TensorRT-LLM docs/source/release-notes.md (commit 001eaece), Release 0.11.0: '`max_batch_size` in "
+    "`trtllm-build` command is switched to 256 by default', '`max_num_tokens` in `trtllm-build` command is switched to "
+    "8192 by default'; Release 0.13.0: '[BREAKING CHANGE] Enabled `multi_block_mode` by default' (before it, one "
+    f"thread block per sequence and head walks a decode's whole cache) ({_READ})",
+    note="The engines NVIDIA NIM shipped in 2024 were built with releases of this age. The capacity scheduler and the "
+    "cache's share of free memory are 1.0's defaults, not read at 0.11; in-flight batching is simulated as chunked "
+    "prefill, as for 1.0.",
+)
+"""TensorRT-LLM 0.11's engines and executor, before multi-block attention was the default."""
+
 GENERIC = EngineProfile(
     key="hwlib",
     name="hwlib's generic engine",
@@ -99,5 +119,5 @@ GENERIC = EngineProfile(
 )
 """The simulator's defaults where no engine is named."""
 
-ENGINE_PROFILES = {profile.key: profile for profile in (GENERIC, VLLM, SGLANG, TENSORRT_LLM)}
+ENGINE_PROFILES = {profile.key: profile for profile in (GENERIC, VLLM, SGLANG, TENSORRT_LLM, TENSORRT_LLM_011)}
 """Every engine profile, by the key ``hw.simulate_serving(engine=...)`` and ``hwlib simulate --engine`` take."""

@@ -322,6 +322,34 @@ def request_overhead_fit() -> float:
     return float(np.median(gaps))
 
 
+def decode_walk_fit() -> float:
+    """The bandwidth one SM reaches walking a sequence's cache alone, as a multiple of its even share of HBM, where the
+    closed-loop runs show it: one client of an engine that does not split a decode's attention
+    (``EngineProfile.splits_attention``), at the longest and the shortest prompts of each configuration. With one
+    sequence a decode step's attention grows by the larger of the cache's bytes and the walk per token read, so the
+    measured time per output token grows by the walk's time per token (s) times the mean context's growth; the
+    share is one (sequence, KV head)'s bytes per token at 16 bits (``Priced``) over that time and the SM's even
+    share (HBM bandwidth over SMs), the median over the configurations (the value stored in
+    ``calibrated.DECODE_WALK_SHARE``). Chapter :ref:`ch-serving-many`."""
+    from hwlib.data import assumptions
+    from hwlib.data.serving_engines import ENGINE_PROFILES
+    from hwlib.efficiency import kernel_record
+
+    runs = concurrency_runs.concurrency_runs()
+    walking = [key for key, profile in ENGINE_PROFILES.items() if not profile.splits_attention]
+    runs = runs[runs["engine"].isin(walking) & (runs["concurrency"] == 1) & (runs["length_low"] == 1)]
+    runs = runs.assign(context=runs["prompt_tokens"] + (runs["output_tokens"] - 1) / 2)
+    shares = []
+    for (model_key, cluster_key, _, _), group in runs.groupby(["model", "cluster", "chips", "precision"]):
+        long, short = group.loc[group["context"].idxmax()], group.loc[group["context"].idxmin()]
+        per_token_s = (long["tpot_mean_s"] - short["tpot_mean_s"]) / (long["context"] - short["context"])
+        served, where = model(model_key), cluster(cluster_key).chip
+        walked = served.kv_bytes_per_token(assumptions.ATTENTION_DTYPE) / served.table().cache_heads
+        even = where.hbm_bytes_per_s / float(kernel_record(where).parallel_tiles.value)
+        shares.append(walked / per_token_s / even)
+    return float(np.median(shares))
+
+
 def speculation_runs() -> tuple[SpeculationRun, ...]:
     """Every measured speed-up curve of speculative decoding. Chapter :ref:`ch-serving-many`."""
     return measurements.SPECULATION_RUNS

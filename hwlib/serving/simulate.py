@@ -207,6 +207,7 @@ def simulate_serving(
             attention_dp=attention_dp,
             efficiency=replace(given, kv_fraction=share),
             estimate=estimate,
+            splits_attention=profile.splits_attention,
         )
         built = Engine(model, where, size, precision, options, budget, *limits, chunked, spec, reserve_output)
         longest = int(np.argmax(prompts + held))  # the most tokens a request holds in this pool

@@ -823,3 +823,64 @@ def test_speculative_stretches_gain_one_token_and_the_accepted_drafts(estimate):
     second = priced(MODEL, 1, estimate, [3, 3], context + 3)
     second += sum(priced(DRAFTER, 1, estimate, [1, 1], context + 3 + a) for a in range(2))
     assert seconds[1] == pytest.approx(second, rel=1e-12)
+
+
+# --- an engine that does not split a decode's attention: the longest walk ---------------------------------------
+
+
+def walking(estimate="forecast", share=0.01, splits=False, overlap=False):
+    """``Priced`` on the toy chip for an engine whose decode attention walks each (sequence, KV head) in one block
+    (``splits=False``), one SM reaching ``share`` times its even share of HBM."""
+    settings = {**options(estimate, Efficiency(walk_share=share, parts_overlap=overlap)), "splits_attention": splits}
+    return Priced(MODEL, TOY, None, 1, BF16, settings, 16)
+
+
+def walk_per_token(share=0.01):
+    """Seconds one cached token adds to the longest walk: a KV head's 16-bit K and V in both layers (KV_PER_TOKEN over
+    the 2 KV heads) at share x the toy chip's bandwidth over its SMs (the pessimistic record's)."""
+    sms = float(hw.efficiency.kernel_record(TOY).parallel_tiles.value)
+    return KV_PER_TOKEN / 2 / (share * 1e9 / sms)
+
+
+def test_an_unsplit_decode_waits_for_its_longest_walk_alone():
+    """A decode step grows by the walk's time per token with its longest sequence's context, whatever the shorter
+    ones hold; with a fast walk, an engine that splits, or at the bound, the step is the split engine's."""
+    priced_ = walking()
+    step = lambda context: float(priced_.step_s(3, 3, np.ones(3), np.array(context)))  # noqa: E731
+    assert step([10, 3, 40]) - step([10, 3, 25]) == pytest.approx(15 * walk_per_token(), rel=1e-9)
+    assert step([24, 3, 40]) == pytest.approx(step([10, 3, 40]), rel=1e-12)  # the shorter walks end first
+    split = float(walking(splits=True).step_s(3, 3, np.ones(3), np.array([10, 3, 40])))
+    assert step([10, 3, 40]) > split
+    context = np.array([10, 3, 40])
+    plain = float(
+        target(MODEL, 1, "forecast", efficiency=Efficiency(parts_overlap=False)).step_s(3, 3, np.ones(3), context)
+    )
+    for same in (walking(share=np.inf), walking(share=0.01, splits=True)):
+        assert float(same.step_s(3, 3, np.ones(3), context)) == pytest.approx(plain, rel=1e-12)
+    bound = float(target(MODEL, 1, "bound").step_s(3, 3, np.ones(3), context))
+    assert float(walking(estimate="bound").step_s(3, 3, np.ones(3), context)) == pytest.approx(bound, rel=1e-12)
+    with pytest.raises(ValueError, match="walk_share"):
+        Efficiency(walk_share=0.0)
+
+
+def test_a_prompt_chunk_walks_nothing():
+    """Only decodes (one new token) walk: a step of one prompt chunk is the split engine's."""
+    chunk = (8, 1, np.array([8]), np.array([0]))
+    assert float(walking().step_s(*chunk)) == pytest.approx(float(walking(splits=True).step_s(*chunk)), rel=1e-12)
+
+
+@pytest.mark.parametrize("share", [0.01, 0.3, 3.0])
+def test_an_unsplit_decode_line_is_the_steps_while_the_same_term_is_the_larger(share):
+    """``decode_line`` of an unsplit engine: its steps match ``decode_s`` step by step for as many steps as it says
+    (the walk's line or the reads' line, whichever is the larger at first), and with parts overlapping there is no
+    line (the roofline's memory term and the walk make a max)."""
+    context = np.array([10, 20, 30, 5, 7, 9, 11, 40])
+    priced_ = walking(share=share)
+    first, growth, steps = priced_.decode_line(context)
+    shown = int(min(steps, 50))
+    expected = priced_.decode_s(context, shown)
+    np.testing.assert_allclose(first + growth * np.arange(shown), expected, rtol=1e-9)
+    if np.isfinite(steps):
+        after = priced_.decode_s(context, shown + 1)[-1]
+        assert after > first + growth * shown * (1 + 1e-12)
+    assert walking(share=share, overlap=True).decode_line(context) is None

@@ -155,7 +155,8 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     assert (gs["precision"] == "fp8, bf16 KV").sum() == 1
     assert gs["ttft_mean_s"].iloc[0] == pytest.approx(27.70e-3) and gs["tpot_mean_s"].iloc[0] == pytest.approx(7.19e-3)
     assert GPUSTACK_FILE.read_text().count("\n") == 8
-    assert set(runs["engine"]) == {"vllm", "sglang", "trtllm"}  # three engines
+    assert set(runs["engine"]) == {"vllm", "sglang", "trtllm", "trtllm-0.11"}  # three engines, TensorRT-LLM twice
+    assert set(nim["engine"]) == {"trtllm-0.11"} and set(nim["precision"]) == {"fp16", "bf16", "fp8"}
     assert len(nim) == 787 and set(nim["model"]) == {"llama-3-8b", "llama-3-70b"}
     assert set(nim["concurrency"]) == {1, 2, 5, 10, 25, 50, 100, 150, 200, 250}
     first = RUNS_FILE.read_text().splitlines()[1].split(",")
@@ -174,7 +175,7 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
     runs = concurrency_runs()
     some = runs[runs["concurrency"].isin([1, 4, 50, 250])].groupby(["model", "chips", "engine"]).head(2)
     table = check.concurrency_check(some).dropna(subset=["ttft_s"])
-    assert set(table["engine"]) == {"sglang", "trtllm", "vllm"} and len(table) >= len(some) - 1
+    assert set(table["engine"]) == {"sglang", "trtllm", "trtllm-0.11", "vllm"} and len(table) >= len(some) - 1
     assert (table["ttft_mean_s"] >= table["ttft_bound_s"]).all() and (table["ttft_s"] > table["ttft_bound_s"]).all()
     assert (table["tpot_mean_s"] >= table["tpot_bound_s"]).all()
     row = table.iloc[0]
@@ -199,6 +200,21 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
 
 def test_the_stored_request_overhead_is_its_fit():
     assert check.request_overhead_fit() == pytest.approx(hw.data.calibrated.REQUEST_OVERHEAD_S.value, abs=5e-5)
+
+
+def test_the_stored_walk_share_is_its_fit_and_reproduces_the_one_client_slope():
+    share = check.decode_walk_fit()
+    assert share == pytest.approx(hw.data.calibrated.DECODE_WALK_SHARE.value, abs=5e-3)
+    # Llama 3 8B on one H100, one client: each cached token of a 16-bit cache's KV head costs its bytes at
+    # share x the SM's even share of HBM; the simulation's time per output token grows by that, 7,000 prompts over 200
+    kv = hw.model("llama-3-8b")
+    chip = hw.cluster("hgx-h100-ndr").chip
+    per_token = kv.kv_bytes_per_token("bf16") / 8 / (share * chip.hbm_bytes_per_s / 132)
+    options = dict(n_requests=4, concurrency=1, precision="fp16", engine="trtllm-0.11")
+    short = hw.simulate_serving(kv, hw.cluster("hgx-h100-ndr"), prompt_len=200, output_len=200, **options)
+    long = hw.simulate_serving(kv, hw.cluster("hgx-h100-ndr"), prompt_len=7000, output_len=1000, **options)
+    grown = (7000 + 499.5) - (200 + 99.5)
+    assert long.tpot_s.mean() - short.tpot_s.mean() == pytest.approx(per_token * grown, rel=0.01)
 
 
 def test_a_closed_loop_check_refuses_what_is_not_a_table_of_runs():

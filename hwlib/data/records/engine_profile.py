@@ -35,7 +35,10 @@ class EngineProfile:
     prompts are prefilled in chunks beside the decodes (``chunked_prefill``; else a step that takes prompts decodes
     nothing), whether it admits a request only with room for its whole answer (``reserve_output``), and its cache's
     ``memory_rule`` (``MEMORY_RULES``) and ``memory_fraction``, and whether it stands for a whole server whose front
-    end takes its time per request before the engine schedules it (``front_end``: ``Efficiency.request_overhead_s``).
+    end takes its time per request before the engine schedules it (``front_end``: ``Efficiency.request_overhead_s``),
+    and whether its decode attention splits a sequence's context over several thread blocks (``splits_attention``:
+    flash-decoding, TensorRT-LLM's ``multi_block_mode``; else one block walks each (sequence, KV head), and the
+    forecast waits for the longest walk: ``Efficiency.walk_share``).
     ``source``: where each default is read (file, line, commit); ``note``: what the simulation does not follow."""
 
     key: str
@@ -49,6 +52,7 @@ class EngineProfile:
     source: str
     note: str = ""
     front_end: bool = True
+    splits_attention: bool = True
 
     def __post_init__(self) -> None:
         if self.memory_rule not in MEMORY_RULES:
