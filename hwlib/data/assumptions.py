@@ -73,3 +73,10 @@ pre-allocated buffer of the correct size to accumulate gradients in", ``module/g
 2026-12-06); PyTorch's autograd adds each micro-batch's gradient into ``.grad`` with as many bytes. A GEMM of M
 tokens then does 2 M FLOPs per 8 bytes of accumulator: below M = 4 x (peak / HBM bandwidth), a few thousand tokens
 on current GPUs, the accumulator, not the FLOPs, sets its time (Williams et al. 2009's roofline)."""
+
+FRONT_END_SPREAD = "exponential"
+"""How a server front end's time per request (``Efficiency.request_overhead_s``, its mean) varies from request to
+request in a simulation: "exponential", the most spread a positive time of a known mean can have without more
+knowledge (the maximum-entropy law), or "fixed". A fixed time keeps a closed loop of identical requests in lockstep
+wave after wave, which no measured run shows: their times to first token spread (NIM's GenAI-Perf p95 above the
+mean at every concurrency). Chapter :ref:`ch-serving-many`."""

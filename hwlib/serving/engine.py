@@ -11,6 +11,7 @@ from collections import deque
 
 import numpy as np
 
+from hwlib.data import assumptions
 from hwlib.efficiency import resolve
 from hwlib.memory import usable_bytes
 from hwlib.placement import serving_place
@@ -20,6 +21,16 @@ from hwlib.serving.served import SimulatedServing, line_ends, steps_to_reach
 
 SPECULATIVE_STRETCH = 1024
 """The most speculative decode steps drawn and priced together."""
+
+
+def front_end_waits(rng, mean_s: float, count: int) -> np.ndarray:
+    """Each of ``count`` requests' time in the server's front end (s), drawn with mean ``mean_s`` as
+    ``assumptions.FRONT_END_SPREAD`` says, from a stream of its own (the run's other draws stay as they were)."""
+    if not mean_s:
+        return np.zeros(count)
+    if assumptions.FRONT_END_SPREAD == "exponential":
+        return rng.spawn(1)[0].exponential(mean_s, count)
+    return np.full(count, float(mean_s))
 
 
 class Engine:
@@ -109,12 +120,14 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
     past the shared prefix), its tokens generated, and those a preemption folded into its prompt. ``prefilled``
     requests arrive with their prompt's cache and first token (a decode pool's). With ``concurrency`` C the clients
     are a benchmark's closed loop: the first C requests arrive at once and each that finishes sends the next. Each
-    request reaches the scheduler ``delay_s`` after it is sent (the server's work before it schedules it), and the
-    result's arrivals are the sends."""
+    request reaches the scheduler after the server's work before it schedules it, drawn for each request with mean
+    ``delay_s`` (``assumptions.FRONT_END_SPREAD``), and in the order sent; the result's arrivals are the sends."""
     count = len(arrival)
-    arrival = np.asarray(arrival, dtype=float) + delay_s
+    sends = np.asarray(arrival, dtype=float).copy()
     if concurrency is not None:
-        arrival = np.where(np.arange(count) < concurrency, delay_s, np.inf)
+        sends = np.where(np.arange(count) < concurrency, 0.0, np.inf)
+    waits = front_end_waits(rng, delay_s, count)
+    arrival = np.maximum.accumulate(sends + waits)
     issued = count if concurrency is None else min(concurrency, count)
     first, finish = np.full(count, np.nan), np.full(count, np.nan)
     waiting: deque[int] = deque()
@@ -287,14 +300,18 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
             finish[ids[over]] = t
             sent = min(int(over.sum()), count - issued)  # each finished client's next request, now
             if sent:
-                arrival[issued : issued + sent] = t + delay_s
+                sends[issued : issued + sent] = t
+                after = arrival[issued - 1] if issued else 0.0
+                arrival[issued : issued + sent] = np.maximum.accumulate(
+                    np.maximum(t + waits[issued : issued + sent], after)
+                )
                 issued += sent
             kept = state[:, :n][:, ~over]
             n = kept.shape[1]
             state[:, :n] = kept
     counts = np.array(logged, dtype=np.int64).reshape(-1, 3)
     return SimulatedServing(
-        arrival_s=arrival - delay_s,
+        arrival_s=sends,
         first_token_s=first,
         finish_s=finish,
         prompt_tokens=prompts,

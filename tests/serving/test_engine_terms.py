@@ -543,7 +543,7 @@ def test_a_sure_draft_gains_every_draft_without_a_draw():
 # --- closed loops and the front end ------------------------------------------------------------------------------
 
 
-def test_one_client_sends_each_request_as_the_last_ends_and_the_front_end_delays_each():
+def test_one_client_sends_each_request_as_the_last_ends_and_the_front_end_delays_each(fixed_front_end):
     """concurrency 1, delay 0.5: each request reaches the engine half a second after it is sent; the next is sent
     when it finishes; the arrivals returned are the sends."""
     out = serve(Stub(), [9.0, 9.0, 9.0], [4, 4, 4], [2, 2, 2], concurrency=1, delay_s=0.5)
@@ -568,7 +568,7 @@ def test_more_clients_than_requests_send_them_all_at_once():
     assert list(out.arrival_s) == [0.0, 0.0] and list(out.step_tokens) == [8, 1]
 
 
-def test_open_loop_arrivals_reach_the_engine_after_the_front_end():
+def test_open_loop_arrivals_reach_the_engine_after_the_front_end(fixed_front_end):
     """Each request reaches the scheduler ``delay_s`` after it is sent; the arrivals returned are the sends."""
     out = serve(Stub(), [1.0, 5.0], [4, 4], [1, 1], delay_s=0.25)
     np.testing.assert_array_equal(out.arrival_s, [1.0, 5.0])
@@ -884,3 +884,43 @@ def test_an_unsplit_decode_line_is_the_steps_while_the_same_term_is_the_larger(s
         after = priced_.decode_s(context, shown + 1)[-1]
         assert after > first + growth * shown * (1 + 1e-12)
     assert walking(share=share, overlap=True).decode_line(context) is None
+
+
+# --- the front end's time per request, drawn ----------------------------------------------------------------------
+
+
+def test_front_end_waits_are_exponential_with_their_mean_from_a_stream_of_their_own():
+    """Drawn with the mean given (exponential: its standard deviation equals its mean), none for no front end, and
+    from a child stream: the run's generator then draws what it would have drawn without them."""
+    from hwlib.serving.engine import front_end_waits
+
+    rng = np.random.default_rng(3)
+    waits = front_end_waits(rng, 0.01, 40_000)
+    assert waits.mean() == pytest.approx(0.01, rel=0.03) and waits.std() == pytest.approx(0.01, rel=0.03)
+    assert rng.random() == np.random.default_rng(3).random()
+    assert not front_end_waits(rng, 0.0, 5).any()
+
+
+def test_requests_reach_the_scheduler_in_the_order_sent():
+    """Drawn waits never let a later request overtake an earlier one: each reaches the scheduler no sooner than the
+    one sent before it, and at least its own wait after its send."""
+    from hwlib.serving.engine import front_end_waits
+
+    out = serve(Stub(), np.arange(50) * 1e-3, [4] * 50, [1] * 50, rng=np.random.default_rng(0), delay_s=0.02)
+    waits = front_end_waits(np.random.default_rng(0), 0.02, 50)
+    reached = np.maximum.accumulate(np.arange(50) * 1e-3 + waits)
+    assert (np.diff(reached) >= 0).all() and (reached > np.arange(50) * 1e-3 + waits - 1e-15).all()
+    np.testing.assert_array_equal(out.arrival_s, np.arange(50) * 1e-3)  # the sends
+    assert (out.first_token_s >= reached).all()
+
+
+def test_drawn_waits_break_a_closed_loops_lockstep(monkeypatch):
+    """Identical requests from 16 clients: with the wait fixed each wave's first tokens come in one step, every
+    request's the same time after its send; drawn they spread over more steps and their times to first token vary."""
+    model, node = hw.model("llama-3-8b"), hw.cluster("hgx-h100-ndr")
+    options = dict(prompt_len=200, output_len=50, n_requests=160, concurrency=16, engine="trtllm")
+    drawn = hw.simulate_serving(model, node, **options)
+    monkeypatch.setattr(hw.data.assumptions, "FRONT_END_SPREAD", "fixed")
+    fixed = hw.simulate_serving(model, node, **options)
+    assert len(np.unique(fixed.first_token_s)) == 10 and fixed.ttft_s.std() < 1e-12
+    assert len(np.unique(drawn.first_token_s)) > 2 * 10 and drawn.ttft_s.std() > 0.1 * drawn.ttft_s.mean()

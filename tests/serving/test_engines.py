@@ -100,7 +100,7 @@ def test_every_profile_cites_its_source_and_version():
         assert profile.version or key == "hwlib"
 
 
-def test_a_named_engine_adds_its_front_ends_time_to_each_request():
+def test_a_named_engine_adds_its_front_ends_time_to_each_request(fixed_front_end):
     overhead = hw.data.calibrated.REQUEST_OVERHEAD_S.value
     alone = dict(prompt_len=512, output_len=16, n_requests=8, concurrency=1)
     engine = hw.simulate_serving(LLAMA8, H100, **alone)

@@ -290,7 +290,7 @@ def test_a_prefix_must_be_shorter_than_every_prompt_and_a_hit_rate_a_probability
 # --- the front end, the closed loop, and what passes through to the engine ------------------------------------
 
 
-def test_the_front_end_delays_each_request_in_the_forecast_of_a_named_engine_or_a_given_overhead():
+def test_the_front_end_delays_each_request_in_the_forecast_of_a_named_engine_or_a_given_overhead(fixed_front_end):
     """A named engine's forecast adds ``REQUEST_OVERHEAD_S`` before the engine sees a request; the generic engine
     adds none unless an overhead is given; the bound adds none."""
     common = dict(n_requests=1, prompt_len=10, output_len=2, estimate="forecast")
@@ -305,7 +305,7 @@ def test_the_front_end_delays_each_request_in_the_forecast_of_a_named_engine_or_
     assert bound.ttft_s[0] == pytest.approx(priced([10], [0]), rel=1e-12)
 
 
-def test_closed_loop_clients_send_each_next_request_when_one_ends():
+def test_closed_loop_clients_send_each_next_request_when_one_ends(fixed_front_end):
     """concurrency 2: two requests at once; each finish sends the next, then, with the front end's delay."""
     out = simulate(
         n_requests=3, prompt_len=4, output_len=2, concurrency=2, efficiency=Efficiency(request_overhead_s=0.0)
