@@ -157,5 +157,18 @@ SYMBOLS: tuple[tuple[str, str, str, str], ...] = (
         "s",
     ),
     ("least time of an all-reduce", "Efficiency.small_allreduce_s", r"t_{\mathrm{AR,min}}", "s"),
+    ("SMs (compute units) of a GPU", "kernel_record(chip).parallel_tiles", r"N_{\mathrm{SM}}", "1"),
+    (
+        "one KV head's keys and values per token, every layer, at 16 bits",
+        "kv_bytes_per_token('bf16') / n_kv_heads",
+        r"q_{\mathrm{head}}",
+        "B/token",
+    ),
+    (
+        "bandwidth one SM reaches walking a KV cache alone, over its even share",
+        "Efficiency.walk_share",
+        r"k_{\mathrm{walk}}",
+        "1",
+    ),
 )
 """(quantity, name in code, symbol in the book, unit) for every quantity the book names."""
