@@ -55,6 +55,7 @@ _NAMES = {
     "hwlib.viz.forecast_figures": ("forecast_misses", "forecast_waterfall", "plot_forecast_waterfall"),
     "hwlib.viz.load_figures": (
         "plot_batch_over_time",
+        "plot_closed_loop_check",
         "plot_goodput",
         "plot_latency_under_load",
         "plot_queue_wait",

@@ -1,5 +1,6 @@
 """Figures of serving under load: a queue against its closed form, latency percentiles as load (or another setting)
-grows, the batch over time, speculative decoding's speed-up against the batch, and goodput. Each draws what the
+grows, the batch over time, speculative decoding's speed-up against the batch, goodput, and closed-loop runs
+measured against simulated. Each draws what the
 simulation (``hw.simulate_serving``) or the step model (``hw.inference_step``) says, nothing of its own. Chapter
 :ref:`ch-serving-many`.
 """
@@ -259,3 +260,63 @@ def plot_goodput(
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left", fontsize=8)
     return ax
+
+
+_CLOSED_LOOP_COLUMNS = ("source", "engine", "ttft_mean_s", "ttft_s", "tpot_mean_s", "tpot_s")
+_SOURCE_MARKERS = "osD^v<>p"
+
+
+def plot_closed_loop_check(table: object, *, aims: Sequence[float] = (0.25, 0.15), axes=None) -> np.ndarray:
+    """Simulated against measured mean time to first token and per output token (s, log axes) of closed-loop runs,
+    a ``hwlib.serving.load_check.concurrency_check()`` table (runs without a simulation left out): one colour per
+    engine profile (the profile with the most runs drawn first), one marker per publisher, the diagonal and the band of ``aims`` (the mean errors aimed at, first
+    token and per token) around it. Returns the two axes. Chapter :ref:`ch-serving-many`."""
+    import pandas as pd
+
+    from hwlib.data.serving_engines import ENGINE_PROFILES
+
+    if not isinstance(table, pd.DataFrame):
+        raise TypeError(f"table must be a concurrency_check() table (a pandas DataFrame), got {describe(table)}")
+    missing = [column for column in _CLOSED_LOOP_COLUMNS if column not in table.columns]
+    if missing:
+        raise ValueError(f"table lacks the columns {missing} of concurrency_check()")
+    aim = np.atleast_1d(positive("aims", aims))
+    if aim.shape != (2,) or (aim >= 1).any():
+        raise ValueError(f"aims must be two fractions below 1 (first token, per token), got {aims!r}")
+    drawn = table.dropna(subset=["ttft_s", "tpot_s"])
+    if drawn.empty:
+        raise ValueError("table holds no simulated run to draw")
+    if axes is None:
+        axes = plt.subplots(1, 2, figsize=(8.4, 3.9), layout="constrained")[1]
+    engines = list(drawn["engine"].value_counts().index)  # the most runs drawn first, beneath the rest
+    sources = list(dict.fromkeys(drawn["source"]))
+    for ax, name, label, band in zip(axes, ("ttft", "tpot"), ("time to first token", "time per output token"), aim):
+        measured, simulated = drawn[f"{name}_mean_s"], drawn[f"{name}_s"]
+        span = np.array([min(measured.min(), simulated.min()) / 1.5, max(measured.max(), simulated.max()) * 1.5])
+        ax.fill_between(span, span * (1 - band), span * (1 + band), color="0.92", lw=0)
+        ax.plot(span, span, color="0.5", lw=0.8, ls=":")
+        for colour, engine in zip(PALETTE, engines):
+            for marker, source in zip(_SOURCE_MARKERS, sources):
+                runs = drawn[(drawn["engine"] == engine) & (drawn["source"] == source)]
+                if len(runs):
+                    ax.scatter(
+                        runs[f"{name}_mean_s"],
+                        runs[f"{name}_s"],
+                        s=9,
+                        marker=marker,
+                        color=colour,
+                        alpha=0.6,
+                        lw=0,
+                        label=f"{ENGINE_PROFILES[engine].label}, {source}",
+                    )
+        ax.set(
+            xscale="log",
+            yscale="log",
+            xlim=span,
+            ylim=span,
+            xlabel=f"measured {label} (s)",
+            ylabel=f"simulated {label} (s)",
+        )
+        ax.set_title(f"{label}: band ±{100 * band:.0f} %", fontsize=9)
+    axes[0].legend(loc="upper left", fontsize=6.5, markerscale=1.5)
+    return np.asarray(axes)
