@@ -42,6 +42,9 @@ INFERENCEX_RANGE = 0.8
 """The shortest length InferenceX's client draws, as a share of the stated one (``--random-range-ratio 0.8``)."""
 _MODELS = {"meta-llama3-8b-instruct": "llama-3-8b", "meta-llama3-70b-instruct": "llama-3-70b"}
 _CLUSTERS = {"A100-SXM4-80GB": "hgx-a100-hdr", "H100_80GB_HBM3": "hgx-h100-ndr"}
+INFERENCEX_PROMPTS_PER_CLIENT = 10
+"""Requests InferenceX's client sends and measures per client (``--num-prompts $(( CONC * 10 ))``; its warm-up
+requests come before and are not measured)."""
 _IX_CLUSTERS = {"h200": "hgx-h200-ndr", "b200": "hgx-b200-ndr", "mi300x": "mi300x-node"}
 _IX_ENGINES = {"sglang": "sglang", "trt": "trtllm"}
 _IX_PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4, fp8 KV"}
@@ -56,6 +59,7 @@ def concurrency_runs() -> object:
     (``hwlib.data.serving_engines``), model and cluster keys, tensor-parallel chips, whether the experts are split by
     expert parallelism and the attention by data parallelism (``attention_dp``), precision (a key of ``hw.PRECISIONS``),
     prompt and answer tokens and the shortest share of them the client draws (``length_low``: 1 for fixed lengths),
+    the requests the benchmark sent and measured (``requests``: 0 where the source does not say),
     clients, and the measured mean time to first token and per output token after it (s). Chapter
     :ref:`ch-serving-many`."""
     import pandas as pd
@@ -75,6 +79,7 @@ def concurrency_runs() -> object:
             "output_tokens": raw["input_config-output_tokens_mean"].astype(int),
             "length_low": 1.0,
             "concurrency": raw["input_config-concurrency"].astype(int),
+            "requests": 0,
             "ttft_mean_s": raw["time_to_first_token-avg"] * _NS,
             "tpot_mean_s": raw["inter_token_latency-avg"] * _NS,
         }
@@ -94,6 +99,7 @@ def concurrency_runs() -> object:
             "output_tokens": ix["osl"].astype(int),
             "length_low": INFERENCEX_RANGE,
             "concurrency": ix["conc"].astype(int),
+            "requests": INFERENCEX_PROMPTS_PER_CLIENT * ix["conc"].astype(int),
             "ttft_mean_s": ix["mean_ttft"],
             "tpot_mean_s": ix["mean_tpot"],
         }
@@ -115,6 +121,7 @@ def concurrency_runs() -> object:
             "output_tokens": (gs["total_generated_tokens"] / gs["successful_requests"]).round().astype(int),
             "length_low": 1.0,
             "concurrency": gs["concurrency"].astype(int),
+            "requests": gs["successful_requests"].astype(int),
             "ttft_mean_s": gs["mean_ttft_ms"] * 1e-3,
             "tpot_mean_s": gs["mean_tpot_ms"] * 1e-3,
         }

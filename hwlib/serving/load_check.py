@@ -201,8 +201,8 @@ def _row(run: LoadRun, metric: str, measured: float, forecast: float, at_share: 
 
 
 CLOSED_LOOP_WAVES = 3
-"""Requests each client of a closed-loop run sends in its simulation (``concurrency_check``): enough for the first
-wave's all-at-once start to weigh a third."""
+"""Requests each client of a closed-loop run sends in its simulation (``concurrency_check``) where the run does not
+say how many its benchmark sent: enough for the first wave's all-at-once start to weigh a third."""
 CLOSED_LOOP_LEAST = 60
 """The fewest requests a closed-loop run's simulation serves (few clients need more waves to settle)."""
 
@@ -211,12 +211,12 @@ def concurrency_check(runs: object = None) -> object:
     """Closed-loop runs (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them) simulated as
     run: their clients (``concurrency``), lengths (drawn uniformly between ``length_low`` of the stated ones and the
     stated ones, with a fixed seed), tensor-parallel chips, expert and attention data parallelism and precision, under
-    their engine's profile, each client sending ``CLOSED_LOOP_WAVES`` requests. The table gains the forecast
-    simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors (simulated over
-    measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound (``ttft_bound_s``: no first
-    token comes sooner) and the bound's simulation's mean time per output token (``tpot_bound_s``); all NaN for a run
-    whose weights leave its engine's default share of memory no cache (its recipe set another). Chapter
-    :ref:`ch-serving-many`."""
+    their engine's profile, the requests the run sent (else ``CLOSED_LOOP_WAVES`` a client). The table gains the
+    forecast simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors
+    (simulated over measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound
+    (``ttft_bound_s``: no first token comes sooner) and the bound's simulation's mean time per output token
+    (``tpot_bound_s``); all NaN for a run whose weights leave its engine's default share of memory no cache (its recipe
+    set another). Chapter :ref:`ch-serving-many`."""
     table = concurrency_runs.concurrency_runs() if runs is None else _closed_loop_table(runs)
     columns = {name: [] for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s")}
     for run in table.itertuples():
@@ -232,6 +232,7 @@ def concurrency_check(runs: object = None) -> object:
             run.output_tokens,
             run.length_low,
             run.concurrency,
+            run.requests,
         )
         if key not in _CLOSED_LOOPS:
             _CLOSED_LOOPS[key] = _closed_loop(*key)
@@ -257,10 +258,10 @@ def _closed_loop_table(runs: object) -> object:
 
 
 def _closed_loop(
-    engine, model_key, cluster_key, chips, expert_parallel, attention_dp, precision, prompt, answer, low, clients
+    engine, model_key, cluster_key, chips, expert_parallel, attention_dp, precision, prompt, answer, low, clients, sent
 ):
     where, served = cluster(cluster_key), model(model_key)
-    count = max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST)
+    count = int(sent) if sent else max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST)
     rng = np.random.default_rng(0)
     shortest = max(int(np.ceil(low * prompt)), 1)
     prompts = rng.integers(shortest, prompt + 1, count)

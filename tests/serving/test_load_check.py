@@ -162,6 +162,8 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     first = RUNS_FILE.read_text().splitlines()[1].split(",")
     assert first[0] == "meta-llama3-8b-instruct" and float(first[11]) * 1e-9 == pytest.approx(runs["ttft_mean_s"][0])
     assert len(ix) == 75 and set(ix["engine"]) == {"sglang", "trtllm"} and set(ix["model"]) == {"deepseek-v3"}
+    assert (ix["requests"] == 10 * ix["concurrency"]).all() and (gs["requests"] == 100).all()  # as each client sent
+    assert (nim["requests"] == 0).all()  # GenAI-Perf's count is not in the dataset
     assert set(ix["cluster"]) == {"hgx-h200-ndr", "hgx-b200-ndr", "mi300x-node"} and (ix["length_low"] == 0.8).all()
     assert set(ix["precision"]) == {"fp8", "nvfp4, fp8 KV"} and ix["attention_dp"].sum() == 3
     assert set(ix[ix["precision"] != "fp8"]["cluster"]) == {"hgx-b200-ndr"}
@@ -191,6 +193,19 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
         engine=row["engine"],
     )
     assert row["ttft_s"] == pytest.approx(simulated.ttft_s.mean())  # fixed lengths draw the stated ones
+    stated = runs[runs["source"] == "GPUStack performance lab"].head(1)
+    gs_row = check.concurrency_check(stated).iloc[0]
+    sent = hw.simulate_serving(
+        hw.model("qwen3-8b"),
+        hw.cluster("hgx-h100-ndr"),
+        prompt_len=int(gs_row["prompt_tokens"]),
+        output_len=int(gs_row["output_tokens"]),
+        n_requests=100,
+        concurrency=int(gs_row["concurrency"]),
+        precision=gs_row["precision"],
+        engine=gs_row["engine"],
+    )
+    assert gs_row["tpot_s"] == pytest.approx(sent.tpot_s.mean())  # the 100 requests its client sent
     assert row["ttft_error"] == pytest.approx(row["ttft_s"] / row["ttft_mean_s"] - 1)
     four = runs[(runs["cluster"] == "hgx-b200-ndr") & (runs["chips"] == 4) & (runs["engine"] == "sglang")]
     unfit = check.concurrency_check(four)
