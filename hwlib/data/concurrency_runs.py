@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
+
 from hwlib.data.records import cite
 
 RUNS_FILE = Path(__file__).with_name("load_runs") / "nim_dli.csv"
@@ -58,10 +60,11 @@ def concurrency_runs() -> object:
     """The runs as a table, one row each: the publisher (``source``, one of ``SOURCES``), the engine profile
     (``hwlib.data.serving_engines``), model and cluster keys, tensor-parallel chips, whether the experts are split by
     expert parallelism and the attention by data parallelism (``attention_dp``), precision (a key of ``hw.PRECISIONS``),
-    prompt and answer tokens and the shortest share of them the client draws (``length_low``: 1 for fixed lengths),
-    the requests the benchmark sent and measured (``requests``: 0 where the source does not say),
-    clients, and the measured mean time to first token and per output token after it (s). Chapter
-    :ref:`ch-serving-many`."""
+    prompt and answer tokens and the shortest share of them the client draws (``length_low``: 1 for fixed lengths), the
+    requests the benchmark sent and measured (``requests``: 0 where the source does not say), clients, the measured mean
+    time to first token and per output token after it (s), and the percentile of them the source prints
+    (``tail_percentile``: 95 for NIM, both; 99 for InferenceX, the first token's only; 0 for none) with its values
+    (``ttft_tail_s``, ``tpot_tail_s``: NaN where not printed). Chapter :ref:`ch-serving-many`."""
     import pandas as pd
 
     raw = pd.read_csv(RUNS_FILE)
@@ -82,6 +85,9 @@ def concurrency_runs() -> object:
             "requests": 0,
             "ttft_mean_s": raw["time_to_first_token-avg"] * _NS,
             "tpot_mean_s": raw["inter_token_latency-avg"] * _NS,
+            "tail_percentile": 95,
+            "ttft_tail_s": raw["time_to_first_token-p95"] * _NS,
+            "tpot_tail_s": raw["inter_token_latency-p95"] * _NS,
         }
     )
     ix = pd.read_csv(INFERENCEX_FILE)
@@ -102,6 +108,9 @@ def concurrency_runs() -> object:
             "requests": INFERENCEX_PROMPTS_PER_CLIENT * ix["conc"].astype(int),
             "ttft_mean_s": ix["mean_ttft"],
             "tpot_mean_s": ix["mean_tpot"],
+            "tail_percentile": 99,
+            "ttft_tail_s": ix["p99_ttft"],
+            "tpot_tail_s": np.nan,
         }
     )
     gs = pd.read_csv(GPUSTACK_FILE)
@@ -124,6 +133,9 @@ def concurrency_runs() -> object:
             "requests": gs["successful_requests"].astype(int),
             "ttft_mean_s": gs["mean_ttft_ms"] * 1e-3,
             "tpot_mean_s": gs["mean_tpot_ms"] * 1e-3,
+            "tail_percentile": 0,
+            "ttft_tail_s": np.nan,
+            "tpot_tail_s": np.nan,
         }
     )
     return pd.concat([nim, inferencex, gpustack], ignore_index=True)

@@ -215,10 +215,15 @@ def concurrency_check(runs: object = None) -> object:
     forecast simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors
     (simulated over measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound
     (``ttft_bound_s``: no first token comes sooner) and the bound's simulation's mean time per output token
-    (``tpot_bound_s``); all NaN for a run whose weights leave its engine's default share of memory no cache (its recipe
-    set another). Chapter :ref:`ch-serving-many`."""
+    (``tpot_bound_s``); and at the percentile the run prints (``tail_percentile``) the forecast's
+    (``ttft_tail_forecast_s``, ``tpot_tail_forecast_s``) and their errors (``ttft_tail_error``, ``tpot_tail_error``; NaN
+    where none is printed); all NaN for a run whose weights leave its engine's default share of memory no cache (its
+    recipe set another). Chapter :ref:`ch-serving-many`."""
     table = concurrency_runs.concurrency_runs() if runs is None else _closed_loop_table(runs)
-    columns = {name: [] for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s")}
+    columns = {
+        name: []
+        for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s", "ttft_tail_forecast_s", "tpot_tail_forecast_s")
+    }
     for run in table.itertuples():
         key = (
             run.engine,
@@ -233,6 +238,7 @@ def concurrency_check(runs: object = None) -> object:
             run.length_low,
             run.concurrency,
             run.requests,
+            run.tail_percentile,
         )
         if key not in _CLOSED_LOOPS:
             _CLOSED_LOOPS[key] = _closed_loop(*key)
@@ -242,6 +248,8 @@ def concurrency_check(runs: object = None) -> object:
         table[name] = values
     table["ttft_error"] = table["ttft_s"] / table["ttft_mean_s"] - 1
     table["tpot_error"] = table["tpot_s"] / table["tpot_mean_s"] - 1
+    table["ttft_tail_error"] = table["ttft_tail_forecast_s"] / table["ttft_tail_s"] - 1
+    table["tpot_tail_error"] = table["tpot_tail_forecast_s"] / table["tpot_tail_s"] - 1
     return table
 
 
@@ -258,7 +266,19 @@ def _closed_loop_table(runs: object) -> object:
 
 
 def _closed_loop(
-    engine, model_key, cluster_key, chips, expert_parallel, attention_dp, precision, prompt, answer, low, clients, sent
+    engine,
+    model_key,
+    cluster_key,
+    chips,
+    expert_parallel,
+    attention_dp,
+    precision,
+    prompt,
+    answer,
+    low,
+    clients,
+    sent,
+    tail,
 ):
     where, served = cluster(cluster_key), model(model_key)
     count = int(sent) if sent else max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST)
@@ -281,7 +301,7 @@ def _closed_loop(
     except ValueError as error:
         if "with room for a KV cache" not in str(error):
             raise
-        return (np.nan,) * 4
+        return (np.nan,) * 6
     bound = simulate_serving(served, where, chips, estimate="bound", **options)
     split = dict(expert_parallel=expert_parallel, attention_dp=attention_dp)
     alone = inference_step(served, where, 1, 0, shortest, chips, precision=precision, **split)
@@ -290,6 +310,8 @@ def _closed_loop(
         float(forecast.tpot_s.mean()),
         float(alone.time_s),
         float(bound.tpot_s.mean()),
+        float(forecast.percentile("ttft", tail)) if tail else np.nan,
+        float(forecast.percentile("tpot", tail)) if tail else np.nan,
     )
 
 

@@ -147,7 +147,8 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     from hwlib.data.concurrency_runs import GPUSTACK_FILE, INFERENCEX_FILE, RUNS_FILE, SOURCES, concurrency_runs
 
     runs = concurrency_runs()
-    assert not runs.isna().any().any() and set(runs["precision"]) <= set(hw.PRECISIONS)
+    stated = runs.drop(columns=["ttft_tail_s", "tpot_tail_s"])  # a tail only where the source prints it
+    assert not stated.isna().any().any() and set(runs["precision"]) <= set(hw.PRECISIONS)
     nim, ix, gs = (runs[runs["source"] == source] for source in SOURCES)
     assert len(gs) == 7 and set(gs["engine"]) == {"vllm", "sglang", "trtllm"} and set(gs["model"]) == {"qwen3-8b"}
     assert set(gs["prompt_tokens"]) == {233} and set(gs["output_tokens"]) == {221}  # 23,260 and 22,061 over 100
@@ -164,6 +165,10 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     assert len(ix) == 75 and set(ix["engine"]) == {"sglang", "trtllm"} and set(ix["model"]) == {"deepseek-v3"}
     assert (ix["requests"] == 10 * ix["concurrency"]).all() and (gs["requests"] == 100).all()  # as each client sent
     assert (nim["requests"] == 0).all()  # GenAI-Perf's count is not in the dataset
+    assert (nim["tail_percentile"] == 95).all() and (ix["tail_percentile"] == 99).all()
+    assert (gs["tail_percentile"] == 0).all() and gs[["ttft_tail_s", "tpot_tail_s"]].isna().all().all()
+    assert float(first[12]) * 1e-9 == pytest.approx(runs["ttft_tail_s"][0])  # time_to_first_token-p95, in ns
+    assert ix["tpot_tail_s"].isna().all() and (ix["ttft_tail_s"] > ix["ttft_mean_s"]).all()  # p99 printed, TTFT only
     assert set(ix["cluster"]) == {"hgx-h200-ndr", "hgx-b200-ndr", "mi300x-node"} and (ix["length_low"] == 0.8).all()
     assert set(ix["precision"]) == {"fp8", "nvfp4, fp8 KV"} and ix["attention_dp"].sum() == 3
     assert set(ix[ix["precision"] != "fp8"]["cluster"]) == {"hgx-b200-ndr"}
@@ -206,7 +211,12 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
         engine=gs_row["engine"],
     )
     assert gs_row["tpot_s"] == pytest.approx(sent.tpot_s.mean())  # the 100 requests its client sent
+    assert np.isnan(gs_row["ttft_tail_forecast_s"]) and np.isnan(gs_row["ttft_tail_error"])  # no tail printed
     assert row["ttft_error"] == pytest.approx(row["ttft_s"] / row["ttft_mean_s"] - 1)
+    tail = int(row["tail_percentile"])
+    assert row["ttft_tail_forecast_s"] == pytest.approx(simulated.percentile("ttft", tail))  # at the run's percentile
+    assert row["tpot_tail_forecast_s"] == pytest.approx(simulated.percentile("tpot", tail))
+    assert row["tpot_tail_error"] == pytest.approx(row["tpot_tail_forecast_s"] / row["tpot_tail_s"] - 1)
     four = runs[(runs["cluster"] == "hgx-b200-ndr") & (runs["chips"] == 4) & (runs["engine"] == "sglang")]
     unfit = check.concurrency_check(four)
     assert unfit.loc[unfit["precision"] == "fp8", "ttft_s"].isna().all()  # no cache under SGLang's defaults
