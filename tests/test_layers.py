@@ -47,6 +47,7 @@ TOPICS = (
     "serving.simulate",
     "serving.max_rate",
     "serving.load_check",
+    "serving.closed_loop",
     "training.regimes",
     "training.forecast",
     "training.schedules",

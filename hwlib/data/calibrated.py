@@ -53,7 +53,7 @@ SYSTEM_POWER_PER_TDP = cite(
 """System power per GPU under load, as a multiple of the GPU's TDP (fitted)."""
 
 REQUEST_OVERHEAD_S = cite(
-    "hwlib.serving.load_check.request_overhead_fit(): NIM's TensorRT-LLM runs of one client and 200-token prompts "
+    "hwlib.serving.closed_loop.request_overhead_fit(): NIM's TensorRT-LLM runs of one client and 200-token prompts "
     "(hwlib.data.concurrency_runs)",
     "2026-12-06",
 )(
@@ -67,7 +67,7 @@ REQUEST_OVERHEAD_S = cite(
 """Seconds a simulated server takes between a request's sending and its scheduling (fitted)."""
 
 DECODE_WALK_SHARE = cite(
-    "hwlib.serving.load_check.decode_walk_fit(): NIM's TensorRT-LLM runs of one client (hwlib.data.concurrency_runs), "
+    "hwlib.serving.closed_loop.decode_walk_fit(): NIM's TensorRT-LLM runs of one client (hwlib.data.concurrency_runs), "
     "their time per output token at 7,000-token prompts less that at 200-token prompts",
     "2026-12-06",
 )(

@@ -268,7 +268,7 @@ _SOURCE_MARKERS = "osD^v<>p"
 
 def plot_closed_loop_check(table: object, *, aims: Sequence[float] = (0.25, 0.15), axes=None) -> np.ndarray:
     """Simulated against measured mean time to first token and per output token (s, log axes) of closed-loop runs,
-    a ``hwlib.serving.load_check.concurrency_check()`` table (runs without a simulation left out): one colour per
+    a ``hwlib.serving.closed_loop.concurrency_check()`` table (runs without a simulation left out): one colour per
     engine profile (the profile with the most runs drawn first), one marker per publisher, the diagonal and the band
     of ``aims`` (the mean errors aimed at, first token and per token) around it. Returns the two axes. Chapter
     :ref:`ch-serving-many`."""

@@ -10,6 +10,7 @@ import pytest
 import hwlib as hw
 from hwlib.data.records import LOAD_METRICS, LoadRun, SpeculationRun
 from hwlib.data.request_traces import DATASET_PERCENTILES, PERCENTILES
+from hwlib.serving import closed_loop as closed
 from hwlib.serving import load_check as check
 
 RUNS = check.load_runs()
@@ -181,7 +182,7 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
 
     runs = concurrency_runs()
     some = runs[runs["concurrency"].isin([1, 4, 50, 250])].groupby(["model", "chips", "engine"]).head(2)
-    table = check.concurrency_check(some).dropna(subset=["ttft_s"])
+    table = closed.concurrency_check(some).dropna(subset=["ttft_s"])
     assert set(table["engine"]) == {"sglang", "trtllm", "trtllm-0.11", "vllm"} and len(table) >= len(some) - 1
     assert (table["ttft_mean_s"] >= table["ttft_bound_s"]).all() and (table["ttft_s"] > table["ttft_bound_s"]).all()
     assert (table["tpot_mean_s"] >= table["tpot_bound_s"]).all()
@@ -192,14 +193,14 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
         int(row["chips"]),
         prompt_len=int(row["prompt_tokens"]),
         output_len=int(row["output_tokens"]),
-        n_requests=max(check.CLOSED_LOOP_WAVES * int(row["concurrency"]), check.CLOSED_LOOP_LEAST),
+        n_requests=max(closed.CLOSED_LOOP_WAVES * int(row["concurrency"]), closed.CLOSED_LOOP_LEAST),
         concurrency=int(row["concurrency"]),
         precision=row["precision"],
         engine=row["engine"],
     )
     assert row["ttft_s"] == pytest.approx(simulated.ttft_s.mean())  # fixed lengths draw the stated ones
     stated = runs[runs["source"] == "GPUStack performance lab"].head(1)
-    gs_row = check.concurrency_check(stated).iloc[0]
+    gs_row = closed.concurrency_check(stated).iloc[0]
     sent = hw.simulate_serving(
         hw.model("qwen3-8b"),
         hw.cluster("hgx-h100-ndr"),
@@ -218,17 +219,17 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
     assert row["tpot_tail_forecast_s"] == pytest.approx(simulated.percentile("tpot", tail))
     assert row["tpot_tail_error"] == pytest.approx(row["tpot_tail_forecast_s"] / row["tpot_tail_s"] - 1)
     four = runs[(runs["cluster"] == "hgx-b200-ndr") & (runs["chips"] == 4) & (runs["engine"] == "sglang")]
-    unfit = check.concurrency_check(four)
+    unfit = closed.concurrency_check(four)
     assert unfit.loc[unfit["precision"] == "fp8", "ttft_s"].isna().all()  # no cache under SGLang's defaults
     assert unfit.loc[unfit["precision"] != "fp8", "ttft_s"].notna().all()  # NVFP4's weights leave room for one
 
 
 def test_the_stored_request_overhead_is_its_fit():
-    assert check.request_overhead_fit() == pytest.approx(hw.data.calibrated.REQUEST_OVERHEAD_S.value, abs=5e-5)
+    assert closed.request_overhead_fit() == pytest.approx(hw.data.calibrated.REQUEST_OVERHEAD_S.value, abs=5e-5)
 
 
 def test_the_stored_walk_share_is_its_fit_and_reproduces_the_one_client_slope():
-    share = check.decode_walk_fit()
+    share = closed.decode_walk_fit()
     assert share == pytest.approx(hw.data.calibrated.DECODE_WALK_SHARE.value, abs=5e-3)
     # Llama 3 8B on one H100, one client: each cached token of a 16-bit cache's KV head costs its bytes at
     # share x the SM's even share of HBM; the simulation's time per output token grows by that, 7,000 prompts over 200
@@ -246,6 +247,6 @@ def test_a_closed_loop_check_refuses_what_is_not_a_table_of_runs():
     from hwlib.data.concurrency_runs import concurrency_runs
 
     with pytest.raises(TypeError, match="runs must be None or a pandas DataFrame"):
-        check.concurrency_check([1, 2])
+        closed.concurrency_check([1, 2])
     with pytest.raises(ValueError, match=r"runs lacks the columns \['concurrency'\]"):
-        check.concurrency_check(concurrency_runs().drop(columns="concurrency").head(1))
+        closed.concurrency_check(concurrency_runs().drop(columns="concurrency").head(1))
