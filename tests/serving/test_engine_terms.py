@@ -924,3 +924,17 @@ def test_drawn_waits_break_a_closed_loops_lockstep(monkeypatch):
     fixed = hw.simulate_serving(model, node, **options)
     assert len(np.unique(fixed.first_token_s)) == 10 and fixed.ttft_s.std() < 1e-12
     assert len(np.unique(drawn.first_token_s)) > 2 * 10 and drawn.ttft_s.std() > 0.1 * drawn.ttft_s.mean()
+
+
+def test_an_unsplit_step_and_its_decode_stretch_price_the_same_walk():
+    """One decode step priced alone (``step_s``: the walk reads its context and the new token) costs what the first
+    step of a decode stretch from the same context costs (``decode_s``), and an fp8 cache walks as long per token
+    as a 16-bit one (it is widened before its dot products)."""
+    context = np.array([40, 3, 17])
+    for share in (0.01, 3.0):
+        priced_ = walking(share=share)
+        alone = float(priced_.step_s(3, 3, np.ones(3), context))
+        assert alone == pytest.approx(float(priced_.decode_s(context, 1)[0]), rel=1e-12)
+    settings = {**options("forecast", Efficiency(walk_share=0.01)), "splits_attention": False}
+    fp8 = Priced(MODEL, TOY, None, 1, FP8_KV, settings, 16)
+    assert fp8.walk == pytest.approx(walking().walk, rel=1e-12) and fp8.walk == pytest.approx(walk_per_token())
