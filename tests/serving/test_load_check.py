@@ -213,6 +213,28 @@ def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():
     )
     assert gs_row["tpot_s"] == pytest.approx(sent.tpot_s.mean())  # the 100 requests its client sent
     assert np.isnan(gs_row["ttft_tail_forecast_s"]) and np.isnan(gs_row["ttft_tail_error"])  # no tail printed
+    ix_run = runs[(runs["source"] == "SemiAnalysis InferenceX") & (runs["concurrency"] == 4)].head(1)
+    ix_row = closed.concurrency_check(ix_run).iloc[0]
+    low = int(np.ceil(0.8 * ix_row["prompt_tokens"]))
+    rng = np.random.default_rng(0)
+    count = int(ix_row["requests"])
+    prompts = rng.integers(low, int(ix_row["prompt_tokens"]) + 1, count)
+    answers = rng.integers(int(np.ceil(0.8 * ix_row["output_tokens"])), int(ix_row["output_tokens"]) + 1, count)
+    ix_sim = hw.simulate_serving(
+        hw.model("deepseek-v3"),
+        hw.cluster(ix_row["cluster"]),
+        int(ix_row["chips"]),
+        prompt_len=prompts,
+        output_len=answers,
+        n_requests=count,
+        concurrency=4,
+        precision=ix_row["precision"],
+        engine=ix_row["engine"],
+        expert_parallel=bool(ix_row["expert_parallel"]),
+        attention_dp=bool(ix_row["attention_dp"]),
+    )
+    assert ix_row["ttft_tail_forecast_s"] == pytest.approx(ix_sim.percentile("ttft", 99))  # InferenceX prints p99
+    assert not np.isnan(ix_row["tpot_tail_forecast_s"]) and np.isnan(ix_row["tpot_tail_error"])  # none measured
     assert row["ttft_error"] == pytest.approx(row["ttft_s"] / row["ttft_mean_s"] - 1)
     tail = int(row["tail_percentile"])
     assert row["ttft_tail_forecast_s"] == pytest.approx(simulated.percentile("ttft", tail))  # at the run's percentile
