@@ -79,4 +79,4 @@ FRONT_END_SPREAD = "exponential"
 request in a simulation: "exponential", the most spread a positive time of a known mean can have without more
 knowledge (the maximum-entropy law), or "fixed". A fixed time keeps a closed loop of identical requests in lockstep
 wave after wave, which no measured run shows: their times to first token spread (NIM's GenAI-Perf p95 above the
-mean at every concurrency). Chapter :ref:`ch-serving-many`."""
+mean at every concurrency). Chapter :ref:`ch-serving-measured`."""

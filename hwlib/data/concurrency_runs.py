@@ -2,7 +2,7 @@
 DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset; SemiAnalysis
 InferenceX's DeepSeek-R1 on one node of H200s, B200s or MI300Xs under SGLang and TensorRT-LLM, in fp8 and (B200)
 NVFP4 (both found only in third-party copies, ``load_runs/README.md``); and GPUStack's performance lab's Qwen3-8B on
-one H100 under vLLM, SGLang and TensorRT-LLM. Chapter :ref:`ch-serving-many`.
+one H100 under vLLM, SGLang and TensorRT-LLM. Chapter :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
@@ -64,7 +64,7 @@ def concurrency_runs() -> object:
     requests the benchmark sent and measured (``requests``: 0 where the source does not say), clients, the measured mean
     time to first token and per output token after it (s), and the percentile of them the source prints
     (``tail_percentile``: 95 for NIM, both; 99 for InferenceX, the first token's only; 0 for none) with its values
-    (``ttft_tail_s``, ``tpot_tail_s``: NaN where not printed). Chapter :ref:`ch-serving-many`."""
+    (``ttft_tail_s``, ``tpot_tail_s``: NaN where not printed). Chapter :ref:`ch-serving-measured`."""
     import pandas as pd
 
     raw = pd.read_csv(RUNS_FILE)

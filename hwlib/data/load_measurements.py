@@ -1,7 +1,7 @@
 """Serving measurements under a stated load: MLPerf Inference Server runs, SGLang's benchmark at fixed request
 rates and a vLLM prefix-cache prototype's rate sweep, each with the load, lengths and system it states; and
 EAGLE-3's speculative-decoding speed-ups against the batch.
-Collected in research/serving_many_measurements.md. Chapter :ref:`ch-serving-many`.
+Collected in research/serving_many_measurements.md. Chapter :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
@@ -183,7 +183,7 @@ RUNS: tuple[LoadRun, ...] = (
     _prefix_run(25, False, 14.08, 13.67, 4.74, "25 QPS | Base | 14.08 requests/s | 13.67 s | 4.74 s"),
     _prefix_run(25, True, 19.81, 6.46, 0.84, "25 QPS | Prefix Cache | 19.81 requests/s | 6.46 s | 0.84 s"),
 )
-"""Every serving run under load the chapter :ref:`ch-serving-many` checks the simulation against."""
+"""Every serving run under load the chapter :ref:`ch-serving-measured` checks the simulation against."""
 
 _EAGLE3 = cite(
     "Li et al., 'EAGLE-3: Scaling up Inference Acceleration of Large Language Models via Training-Time Test', "

@@ -1,7 +1,7 @@
 """Closed-loop serving benchmarks against the simulation: each published run simulated as its client ran it (its
 clients, lengths, requests, engine profile and precision), its mean and printed tail of the time to first token and
 per output token against the forecast's, and the bounds no run may beat; and the two values the closed loops fit,
-a server's own time per request and the bandwidth of a lone decode walk. Chapter :ref:`ch-serving-many`.
+a server's own time per request and the bandwidth of a lone decode walk. Chapter :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ def concurrency_check(runs: object = None) -> object:
     (``tpot_bound_s``); and at the percentile the run prints (``tail_percentile``) the forecast's
     (``ttft_tail_forecast_s``, ``tpot_tail_forecast_s``) and their errors (``ttft_tail_error``, ``tpot_tail_error``; NaN
     where none is printed); all NaN for a run whose weights leave its engine's default share of memory no cache (its
-    recipe set another). Chapter :ref:`ch-serving-many`."""
+    recipe set another). Chapter :ref:`ch-serving-measured`."""
     table = concurrency_runs.concurrency_runs() if runs is None else _closed_loop_table(runs)
     columns = {
         name: []
@@ -136,7 +136,7 @@ def request_overhead_fit() -> float:
     """The seconds a server takes between a request's sending and its scheduling, as the closed-loop runs show it
     where nothing else can: one client and the shortest prompts (200 tokens), whose prefill is short and whose
     request waits for no other. The median of the measured time to first token less the simulated one without the
-    overhead (the value stored in ``calibrated.REQUEST_OVERHEAD_S``). Chapter :ref:`ch-serving-many`."""
+    overhead (the value stored in ``calibrated.REQUEST_OVERHEAD_S``). Chapter :ref:`ch-serving-measured`."""
     runs = concurrency_runs.concurrency_runs()
     runs = runs[runs["source"] == concurrency_runs.SOURCES[0]]
     runs = runs[(runs["concurrency"] == 1) & (runs["prompt_tokens"] == runs["prompt_tokens"].min())]
@@ -166,7 +166,7 @@ def decode_walk_fit() -> float:
     measured time per output token grows by the walk's time per token (s) times the mean context's growth; the
     share is one (sequence, KV head)'s bytes per token at 16 bits (``Priced``) over that time and the SM's even
     share (HBM bandwidth over SMs), the median over the configurations (the value stored in
-    ``calibrated.DECODE_WALK_SHARE``). Chapter :ref:`ch-serving-many`."""
+    ``calibrated.DECODE_WALK_SHARE``). Chapter :ref:`ch-serving-measured`."""
     from hwlib.data import assumptions
     from hwlib.data.serving_engines import ENGINE_PROFILES
     from hwlib.efficiency import kernel_record

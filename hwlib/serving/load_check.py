@@ -3,7 +3,7 @@ its own load and lengths, one replica receiving its share of the requests, at th
 speculative decoding's forecast speed-up against measured ones (``SpeculationRun``).
 
 A measured throughput above what the bound's simulation sustains, or a measured latency below the bound's, would
-be a bug in the model. Chapter :ref:`ch-serving-many`.
+be a bug in the model. Chapter :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ _SYSTEM_WIDE = ("requests_per_s", "output_tokens_per_s")
 
 
 def load_runs() -> tuple[LoadRun, ...]:
-    """Every measured run under load (``data/load_measurements.py``). Chapter :ref:`ch-serving-many`."""
+    """Every measured run under load (``data/load_measurements.py``). Chapter :ref:`ch-serving-measured`."""
     return measurements.RUNS
 
 
@@ -55,7 +55,7 @@ def simulate_load_run(
 ) -> SimulatedServing:
     """One replica of ``run`` serving ``n_requests`` (default the run's) at its share of the run's arrival rate
     times ``rate_scale`` (Poisson), with the run's lengths, dtypes, batch limit and prefix sharing. Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-measured`."""
     run = require(LoadRun, "run", run, "hw.serving.load_check.load_runs()[0]")
     one_of("estimate", estimate, ESTIMATES)
     scale = float(positive("rate_scale", rate_scale, allow_inf=True))
@@ -106,7 +106,7 @@ def simulated_capacity_per_s(run: LoadRun, estimate: str = "forecast") -> float:
     """Requests/s the whole system completes given ``CAPACITY_REQUESTS`` requests per replica at once, as an
     MLPerf Offline run gives each of its chips (at the bound a quarter as many: their drain weighs more, so the
     bound's capacity comes out lower, which only makes the check that no run exceeds it stricter). Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-measured`."""
     count = CAPACITY_REQUESTS if estimate == "forecast" else CAPACITY_REQUESTS // 4
     simulated = simulate_load_run(run, rate_scale=np.inf, estimate=estimate, n_requests=count)
     return simulated.requests_per_s * run.replicas
@@ -124,7 +124,7 @@ def largest_rate_within_limits(run: LoadRun, estimate: str = "forecast", steps: 
     """The largest arrival rate (requests/s, whole system) at which the simulation keeps up (``KEEPS_UP``: a run
     hours long, as MLPerf's, would see any backlog grow past the limits) and its p99 TTFT and TPOT meet the
     run's ``limits``: the middle of the last bracket of ``steps`` halvings between half and 1.5 times the run's
-    rate (the first at the run's own). What an MLPerf Server result reports. Chapter :ref:`ch-serving-many`."""
+    rate (the first at the run's own). What an MLPerf Server result reports. Chapter :ref:`ch-serving-measured`."""
     run = require(LoadRun, "run", run, "hw.serving.load_check.load_runs()[0]")
     if run.limits is None:
         raise ValueError(f"run {run.key!r} states no latency limits")
@@ -149,7 +149,7 @@ def load_check(runs: tuple[LoadRun, ...] | None = None, n_requests: int | None =
     its own) and one for its capacity where stated:
     the run, the metric, the measured value, the simulation's at the forecast (at the measured rate, and at the
     measured share of capacity) and at the bound, and the forecast's errors (over measured, minus 1). Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-measured`."""
     rows = []
     for run in load_runs() if runs is None else runs:
         forecast = simulate_load_run(run, n_requests=n_requests)
@@ -200,7 +200,7 @@ def _row(run: LoadRun, metric: str, measured: float, forecast: float, at_share: 
 
 
 def speculation_runs() -> tuple[SpeculationRun, ...]:
-    """Every measured speed-up curve of speculative decoding. Chapter :ref:`ch-serving-many`."""
+    """Every measured speed-up curve of speculative decoding. Chapter :ref:`ch-serving-measured`."""
     return measurements.SPECULATION_RUNS
 
 
@@ -208,7 +208,7 @@ def speculation_check(run: SpeculationRun) -> dict:
     """``run``'s speed-ups against the forecast's (``hw.inference_step`` with and without speculation at the run's
     batches and context), the acceptance fitted so that the first batch matches: the acceptance, and per batch
     the measured and forecast speed-ups and the error (forecast over measured, minus 1). Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-measured`."""
     run = require(SpeculationRun, "run", run, "hw.serving.load_check.speculation_runs()[0]")
     target, where = model(run.model_key), chip(run.chip_key)
     draft = run.draft if run.draft == "one layer" else model(run.draft)

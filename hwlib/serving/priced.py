@@ -6,7 +6,7 @@ splitting its context over several (``EngineProfile.splits_attention``: TensorRT
 ``multi_block_mode``), waits in its forecast for the longest such walk: the longest sequence's cache for one KV
 head at 16 bits (an fp8 cache is widened before its dot products: per token it takes as long), at the bandwidth
 one SM reaches alone (``Efficiency.walk_share`` times its even share). Chapter
-:ref:`ch-serving-many`.
+:ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations

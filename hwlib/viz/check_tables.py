@@ -1,5 +1,5 @@
 """Measured runs beside their bounds, and the training plan: the tables of the chapters :ref:`ch-serving`,
-:ref:`ch-serving-many` and :ref:`ch-sharding` that put hwlib's models next to published measurements.
+:ref:`ch-serving-measured` and :ref:`ch-sharding` that put hwlib's models next to published measurements.
 """
 
 from __future__ import annotations
@@ -168,7 +168,7 @@ def load_check_table(runs: Sequence[LoadRun] | None = None) -> pd.DataFrame:
     """Measured runs under load beside the serving simulation of the same system, load and lengths: one row per
     measured number (times in ms), the forecast at the measured rate and at the measured share of capacity, the
     bound, and the forecast's errors (%); runs whose host work is outside the model are marked. Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-measured`."""
     runs = load_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, LoadRun) for run in runs):
         raise TypeError("runs must be a non-empty sequence of LoadRun records, such as load_runs()")
@@ -194,7 +194,7 @@ def load_check_table(runs: Sequence[LoadRun] | None = None) -> pd.DataFrame:
 
 def speculation_check_table(run: SpeculationRun | None = None) -> pd.DataFrame:
     """A measured speed-up curve of speculative decoding beside the forecast's, the acceptance fitted at the first
-    batch: per batch the measured and forecast speed-ups and the error (%). Chapter :ref:`ch-serving-many`."""
+    batch: per batch the measured and forecast speed-ups and the error (%). Chapter :ref:`ch-serving-measured`."""
     result = speculation_check(speculation_runs()[0] if run is None else run)
     return pd.DataFrame(
         {
@@ -208,7 +208,7 @@ def speculation_check_table(run: SpeculationRun | None = None) -> pd.DataFrame:
 
 def load_sources_table(runs: Sequence[LoadRun] | None = None) -> pd.DataFrame:
     """Where each measured run under load comes from: the file or page, the load's line quoted, the configuration
-    notes and what is outside the model. Chapter :ref:`ch-serving-many`."""
+    notes and what is outside the model. Chapter :ref:`ch-serving-measured`."""
     runs = load_runs() if runs is None else tuple(runs) if isinstance(runs, (list, tuple)) else ()
     if not runs or not all(isinstance(run, LoadRun) for run in runs):
         raise TypeError("runs must be a non-empty sequence of LoadRun records, such as load_runs()")

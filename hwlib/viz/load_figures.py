@@ -1,8 +1,8 @@
 """Figures of serving under load: a queue against its closed form, latency percentiles as load (or another setting)
 grows, the batch over time, speculative decoding's speed-up against the batch, goodput, and closed-loop runs
 measured against simulated. Each draws what the
-simulation (``hw.simulate_serving``) or the step model (``hw.inference_step``) says, nothing of its own. Chapter
-:ref:`ch-serving-many`.
+simulation (``hw.simulate_serving``) or the step model (``hw.inference_step``) says, nothing of its own. Chapters
+:ref:`ch-serving-many` and :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
@@ -271,7 +271,7 @@ def plot_closed_loop_check(table: object, *, aims: Sequence[float] = (0.25, 0.15
     a ``hwlib.serving.closed_loop.concurrency_check()`` table (runs without a simulation left out): one colour per
     engine profile (the profile with the most runs drawn first), one marker per publisher, the diagonal and the band
     of ``aims`` (the mean errors aimed at, first token and per token) around it. Returns the two axes. Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-measured`."""
     import pandas as pd
 
     from hwlib.data.serving_engines import ENGINE_PROFILES
