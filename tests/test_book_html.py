@@ -91,7 +91,12 @@ def test_a_downloaded_notebook_says_first_how_to_install_hwlib(tmp_path, monkeyp
     assert context["ipynb_source"] == "book/rooflines.ipynb"
     copy = nbformat.read(target, as_version=4)
     first = copy.cells[0]
-    assert first.cell_type == "markdown" and first.id == book_html.INSTALL_CELL_ID and len(copy.cells) == 3
+    assert first.cell_type == "markdown" and first.id == book_html.INSTALL_CELL_ID and len(copy.cells) == 4
+    install = copy.cells[1]
+    assert install.cell_type == "code" and install.id == book_html.INSTALL_CODE_ID and not install.outputs
+    assert '"hwlib @ git+https://github.com/org/book"' in install.source and 'find_spec("hwlib") is None' in (
+        install.source
+    )
     assert f"pip install {WHEEL}" in first.source and "*Accelerator performance, computed*" in first.source
     assert "`git clone https://github.com/org/book`" in first.source and "make lab" in first.source
     link = first.source.split(f"[{WHEEL}](")[1].split(")")[0]
@@ -100,12 +105,13 @@ def test_a_downloaded_notebook_says_first_how_to_install_hwlib(tmp_path, monkeyp
     assert len(nbformat.read(executed, as_version=4).cells) == 2  # the executed notebook itself is untouched
 
 
-def test_a_downloaded_notebook_has_the_outputs_of_the_execution_cache(tmp_path):
+def test_a_downloaded_notebook_has_the_outputs_of_the_execution_cache(tmp_path, monkeypatch):
     """MyST-NB writes a chapter it took from its cache without outputs; the download copy takes them from the cache."""
     import nbformat
     from jupyter_cache import get_cache
     from jupyter_cache.base import CacheBundleIn
 
+    monkeypatch.setattr(book_html, "_repository_url", lambda: "")  # no install code cell: the chapter's cells follow
     app, outdir, executed = _chapter_build(tmp_path)
     ran = nbformat.read(executed, as_version=4)
     ran.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="ran\n")]
@@ -116,6 +122,48 @@ def test_a_downloaded_notebook_has_the_outputs_of_the_execution_cache(tmp_path):
     copy = nbformat.read(outdir / "_sources" / "book" / "rooflines.ipynb", as_version=4)
     assert copy.cells[0].id == book_html.INSTALL_CELL_ID and copy.cells[2].outputs[0].text == "ran\n"
     assert not nbformat.read(executed, as_version=4).cells[1].outputs  # MyST-NB's own file is untouched
+
+
+def test_the_install_code_installs_only_where_hwlib_is_missing(tmp_path, monkeypatch):
+    """The code cell runs: it calls pip with the repository where hwlib cannot be found, and not where it can."""
+    import importlib.util
+    import subprocess
+
+    calls = []
+    monkeypatch.setattr(subprocess, "check_call", lambda args: calls.append(args))
+    code = book_html.install_code("https://github.com/org/book")
+    exec(compile(code, "install", "exec"), {})
+    assert calls == []  # hwlib is importable here
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name: None)
+    exec(compile(code, "install", "exec"), {})
+    assert calls[0][1:] == ["-m", "pip", "install", "-q", "hwlib @ git+https://github.com/org/book"]
+
+
+def test_colab_opens_the_reading_copy_on_the_pages_branch(monkeypatch):
+    monkeypatch.delenv("BOOK_PAGES_BRANCH", raising=False)
+    url = book_html.colab_url("https://github.com/org/book", "book/serving")
+    assert url == "https://colab.research.google.com/github/org/book/blob/gh-pages/_sources/book/serving.ipynb"
+    monkeypatch.setenv("BOOK_PAGES_BRANCH", "site")
+    assert "/blob/site/_sources/book/serving.ipynb" in book_html.colab_url(
+        "https://github.com/org/book", "book/serving"
+    )
+    assert book_html.colab_url("https://gitlab.com/org/book", "book/serving") == ""  # Colab opens GitHub only
+
+
+def test_the_colab_button_joins_the_launch_menu_of_a_chapter_only(monkeypatch):
+    monkeypatch.setattr(book_html, "_repository_url", lambda: "https://github.com/org/book")
+    menu = {"label": "launch-buttons", "buttons": [{"text": "Binder"}]}
+    context = {"ipynb_source": "book/serving.ipynb", "header_buttons": [{"label": "download-buttons"}, menu]}
+    book_html._colab_button(None, "book/serving", "page.html", context, doctree=object())
+    assert [button["text"] for button in menu["buttons"]] == ["Binder", "Colab"]
+    assert menu["buttons"][1]["url"].endswith("/_sources/book/serving.ipynb")
+    page = {"header_buttons": [{"label": "launch-buttons", "buttons": []}]}  # a page without a notebook
+    book_html._colab_button(None, "book/appendix/references", "page.html", page, doctree=object())
+    assert page["header_buttons"][0]["buttons"] == []
+    monkeypatch.setattr(book_html, "_repository_url", lambda: "")  # a local clone: no launch menu, no Colab
+    context = {"ipynb_source": "book/serving.ipynb", "header_buttons": []}
+    book_html._colab_button(None, "book/serving", "page.html", context, doctree=object())
+    assert context["header_buttons"] == []
 
 
 def test_without_a_wheel_or_a_web_remote_the_cell_still_says_what_to_do():

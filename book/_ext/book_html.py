@@ -17,7 +17,8 @@
   from: its `origin` remote, when that is a web URL (a local clone has none, and then no
   such buttons); the substitution `{{ repository }}` links it where a page sends readers
   to it. Binder runs the chapters from requirements.txt; a JupyterHub button
-  appears when BOOK_JUPYTERHUB_URL names the hub.
+  appears when BOOK_JUPYTERHUB_URL names the hub; Colab opens a chapter's reading copy from the
+  published site's branch (gh-pages, or BOOK_PAGES_BRANCH), whose first code cell installs hwlib.
 - The PDF book offered for download: once `make pdf` has built `_build/latex/book.pdf`, the
   HTML build copies it to the site's root and each page's download menu links to it (no PDF,
   no link).
@@ -176,6 +177,10 @@ def _outputs_from_cache(notebook_path: Path, cache: Path) -> None:
 
 
 INSTALL_CELL_ID = "how-to-run-this-notebook"
+INSTALL_CODE_ID = "install-hwlib-where-missing"
+PAGES_BRANCH = "gh-pages"
+"""The branch a published site lives on (``ghp-import``'s default); BOOK_PAGES_BRANCH names another. Colab opens
+a chapter's reading copy from there, ``_sources/<page>.ipynb``, as the site offers it for download."""
 WHEEL_FOLDER = "_downloads"
 """Where in the HTML output hwlib's wheel is offered, beside the notebooks (``_sources/``)."""
 
@@ -208,17 +213,59 @@ def install_text(pagename: str, wheel: str, repository: str, title: str) -> str:
     )
 
 
+def install_code(repository: str) -> str:
+    """A downloaded chapter's first code cell: install hwlib from ``repository`` where the kernel lacks it (Colab)."""
+    return (
+        "# hwlib, the book's library, installed from its repository where this kernel lacks it (on Colab)\n"
+        "import importlib.util, subprocess, sys\n\n"
+        'if importlib.util.find_spec("hwlib") is None:\n'
+        f'    package = "hwlib @ git+{repository}"\n'
+        '    subprocess.check_call([sys.executable, "-m", "pip", "install", "-q", package])'
+    )
+
+
 def _add_install_cell(notebook_path: Path, pagename: str, wheel: str, repository: str, title: str) -> None:
-    """Insert the install cell first in the notebook at ``notebook_path`` (a copy, never a source)."""
+    """Insert the install cell first in the notebook at ``notebook_path`` (a copy, never a source), and after it,
+    where the repository is known, a code cell that installs hwlib from it if missing."""
     import nbformat
 
     notebook = nbformat.read(notebook_path, as_version=4)
     if notebook.cells and notebook.cells[0].get("id") == INSTALL_CELL_ID:
         return
-    cell = nbformat.v4.new_markdown_cell(install_text(pagename, wheel, repository, title))
-    cell["id"] = INSTALL_CELL_ID
-    notebook.cells.insert(0, cell)
+    cells = [nbformat.v4.new_markdown_cell(install_text(pagename, wheel, repository, title))]
+    cells[0]["id"] = INSTALL_CELL_ID
+    if repository:
+        cells.append(nbformat.v4.new_code_cell(install_code(repository)))
+        cells[1]["id"] = INSTALL_CODE_ID
+    notebook.cells[:0] = cells
     nbformat.write(notebook, notebook_path)
+
+
+def colab_url(repository: str, pagename: str) -> str:
+    """Where Colab opens ``pagename``'s reading copy: the published site's ``_sources/`` on its pages branch, for a
+    repository on GitHub; "" for one elsewhere."""
+    if not repository.startswith("https://github.com/"):
+        return ""
+    org, repo = repository.removeprefix("https://github.com/").split("/")[:2]
+    branch = os.environ.get("BOOK_PAGES_BRANCH", PAGES_BRANCH)
+    return f"https://colab.research.google.com/github/{org}/{repo}/blob/{branch}/_sources/{pagename}.ipynb"
+
+
+def _colab_button(app, pagename, templatename, context, doctree):
+    """Add Colab beside Binder in the page's launch menu, opening the chapter's reading copy (with its numbers
+    filled in and its install cell) rather than its MyST source, which Colab cannot read."""
+    url = colab_url(_repository_url(), pagename) if context.get("ipynb_source") else ""
+    for group in context.get("header_buttons", []) if url else []:
+        if group.get("label") == "launch-buttons":
+            group["buttons"].append(
+                {
+                    "type": "link",
+                    "text": "Colab",
+                    "tooltip": "Launch on Colab",
+                    "icon": "_static/images/logo_colab.png",
+                    "url": url,
+                }
+            )
 
 
 def _hwlib_sources() -> list[Path]:
@@ -513,6 +560,7 @@ def setup(app):
     app.connect("html-page-context", _offer_notebook, priority=500)
     app.connect("builder-inited", _offer_wheel)
     app.connect("html-page-context", _wheel_in_download_menu, priority=502)
+    app.connect("html-page-context", _colab_button, priority=502)  # after the theme's launch menu (501)
     app.connect("config-inited", _repository_buttons)
     app.connect("doctree-resolved", _tables_as_latex)
     app.connect("doctree-resolved", _describe_figures)
