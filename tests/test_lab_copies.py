@@ -351,7 +351,7 @@ def test_the_book_numbers_its_equations_by_chapter():
     numbers = book_equation_numbers()
     assert lab_copies.equation_numbers(ROOT / "book") == numbers
     assert len(numbers) >= 60 and numbers["eq-intensity"] == "1.1" and numbers["eq-roofline"] == "1.2"
-    assert numbers["eq-bs-fixed"] == "12.1" and numbers["eq-bs-hier"] == "12.7"  # the chapter's first and last
+    assert numbers["eq-bs-fixed"] == "14.1" and numbers["eq-bs-hier"] == "14.7"  # the chapter's first and last
 
 
 @pytest.mark.parametrize("path", BOOK_CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())
@@ -499,8 +499,8 @@ def book_figure_numbers() -> dict[str, str]:
 def test_the_book_numbers_its_figures_by_chapter():
     numbers = book_figure_numbers()
     assert lab_copies.figure_numbers(ROOT / "book") == numbers
-    assert len(numbers) >= 40 and numbers["fig-bs-time"] == "12.1" and numbers["fig-smm-all-gather"] == "13.4"
-    assert numbers["fig-ring-allreduce"] == "13.1"  # sharded_matmuls' first figure, then torus, hierarchy, all-gather
+    assert len(numbers) >= 40 and numbers["fig-bs-time"] == "14.1" and numbers["fig-smm-all-gather"] == "15.4"
+    assert numbers["fig-ring-allreduce"] == "15.1"  # sharded_matmuls' first figure, then torus, hierarchy, all-gather
     assert numbers["fig-kv-cache-layout"] == "4.1" and numbers["fig-kv-per-token"] == "4.2"  # directive, then code
     assert numbers["fig-app-sources-tpu"] == "1" and numbers["fig-app-sources-wall"] == "2"  # the appendices
 
@@ -606,7 +606,7 @@ def test_numref_reads_as_the_book_shows_it():
     assert lab_copies.numref_text("{name} <fig-x>", numbers) is None
     assert lab_copies.numref_text("tab-y", numbers) is None
     resolve = lab_copies.figure_references(ROOT / "book", lambda name, content: f"<{name}:{content}>")
-    assert resolve("numref", "fig-bs-time") == "Fig. 12.1" and resolve("numref", "tab-y") == "<numref:tab-y>"
+    assert resolve("numref", "fig-bs-time") == "Fig. 14.1" and resolve("numref", "tab-y") == "<numref:tab-y>"
 
 
 @pytest.mark.parametrize("path", BOOK_CHAPTERS, ids=lambda p: p.relative_to(ROOT / "book").as_posix())

@@ -1,5 +1,6 @@
-"""The chapter "Serving many users": its figures (hwlib.viz.load_figures) draw what the simulation and the step
-model say, and its explorer (hw.viz.ServingLoadExplorer) shows a direct hw.simulate_serving call; bad input is
+"""The chapters "Serving many users", "Prefix caching, speculation and disaggregation" and "Serving under load,
+measured": their figures (hwlib.viz.load_figures) draw what the simulation and the step
+model say, and the first's explorer (hw.viz.ServingLoadExplorer) shows a direct hw.simulate_serving call; bad input is
 named."""
 
 from __future__ import annotations

@@ -21,8 +21,8 @@ _MLPERF_OUTPUT = (
 
 _OPENORCA = (
     "A dataset's prompts (MLPerf's OpenOrca sample), each its own length: one step at one prompt length does not "
-    "price them. The chapter 'Serving many users' simulates the v4.1 H100 and H200 runs request by request from the "
-    "dataset's length percentiles (hw.request_trace('mlperf-llama2-openorca'))"
+    "price them. The chapter 'Serving under load, measured' simulates the v4.1 H100 and H200 runs request by "
+    "request from the dataset's length percentiles (hw.request_trace('mlperf-llama2-openorca'))"
 )
 
 

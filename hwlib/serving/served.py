@@ -19,7 +19,8 @@ METRICS = ("ttft", "tpot", "latency")
 class SimulatedServing:
     """What a simulated engine did: per request its arrival, first token and finish (s), prompt and answer tokens;
     per step its end (s), new tokens and sequences; preemptions; with disaggregated pools each request's KV-cache
-    transfer (s); the engine profile whose defaults it ran (``EngineProfile.label``). Chapter :ref:`ch-serving-many`."""
+    transfer (s); the engine profile whose defaults it ran (``EngineProfile.label``). Chapters :ref:`ch-serving-many`
+    and :ref:`ch-serving-techniques` (goodput, disaggregation)."""
 
     arrival_s: np.ndarray
     first_token_s: np.ndarray

@@ -22,7 +22,8 @@ lengths. An engine runs one step after another (Yu et al., "Orca", OSDI 2022; Kw
 
 Each step is priced by ``hwlib.serving.pricing`` (the forecast, or ``estimate="bound"`` for the best case) from
 the tokens and the sequences in it. The first token comes at the end of the step that finishes the prompt. A
-Python loop runs over steps, numpy over the sequences of a step. Chapter :ref:`ch-serving-many`.
+Python loop runs over steps, numpy over the sequences of a step. Chapters :ref:`ch-serving-many` and
+:ref:`ch-serving-techniques` (prefix caching, speculation, disaggregation).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ from Transformers via Speculative Decoding", ICML 2023, arXiv:2211.17192, Eq. 1)
 is memory-bound: verifying k + 1 tokens reads the weights once, as one token does, so the step costs little more
 while it yields several tokens; at a large batch the step is compute-bound and the extra tokens cost their FLOPs.
 The drafter is another model (``draft``: a ModelShape) or the model's own multi-token-prediction layers
-(``draft="mtp"``, DeepSeek-V3), each proposing its k tokens one step at a time. Chapter :ref:`ch-serving-many`.
+(``draft="mtp"``, DeepSeek-V3), each proposing its k tokens one step at a time. Chapter :ref:`ch-serving-techniques`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from hwlib.data.records import ModelShape, require
 def speculative_tokens_per_step(acceptance: Number, draft_tokens: Number) -> Number:
     """Expected tokens one verification step yields: (1 - a^(k+1)) / (1 - a), k + 1 at a = 1 (Leviathan et al.
     2023, Eq. 1). ``acceptance`` in [0, 1], ``draft_tokens`` k >= 0 whole. Vectorised. Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-techniques`."""
     rate = as_real_array("acceptance", acceptance, minimum=0.0)
     if (rate > 1).any():
         raise ValueError(f"acceptance must be a probability in [0, 1], got {acceptance!r}")
@@ -41,7 +41,7 @@ class Speculation:
     """A speculative-decoding setup: ``draft_tokens`` k proposed per step, each accepted with probability
     ``acceptance``, by ``draft`` (a ModelShape run on the same chips; "mtp": the model's own
     multi-token-prediction layers; "one layer": one decoder layer of the model with its embedding and head, as
-    EAGLE's drafter, Li et al. 2024). Chapter :ref:`ch-serving-many`."""
+    EAGLE's drafter, Li et al. 2024). Chapter :ref:`ch-serving-techniques`."""
 
     draft_tokens: int
     acceptance: float

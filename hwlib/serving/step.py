@@ -140,7 +140,8 @@ def inference_step(
     step yields in expectation (``hw.speculative_tokens_per_step``). The forecast takes
     ``efficiency``'s overrides (else the sourced records and the calibrated fit). Vectorised over batch, context
     and new tokens. ``precision`` (an ``hw.Precision`` or a key of ``hw.PRECISIONS``) replaces the four dtypes at
-    once. Chapters :ref:`ch-serving` and :ref:`ch-forecast`.
+    once. Chapters :ref:`ch-serving`, :ref:`ch-serving-experts` (experts, windows, attention data parallelism)
+    and :ref:`ch-forecast`.
     """
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     precision = as_precision(

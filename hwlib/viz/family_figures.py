@@ -2,7 +2,7 @@
 computing latent attention, decode at long context, and the experts a decode step reads.
 
 Every number comes from the model's transformer table (``ModelShape.table()``) or ``hw.inference_step``.
-Chapters :ref:`ch-counting`, :ref:`ch-kv-cache` and :ref:`ch-serving`.
+Chapters :ref:`ch-counting`, :ref:`ch-kv-cache`, :ref:`ch-serving` and :ref:`ch-serving-experts`.
 """
 
 from __future__ import annotations
@@ -206,7 +206,7 @@ def plot_decode_vs_context(
     """Time per output token (ms) of a decode step of ``batch`` sequences against their context, one colour per
     model (at most three): the bound (solid, every chip at its peak) and the forecast (dashed, ``forecast_time_s``).
     A line ends, with a dot, at the last context where ``batch`` caches still fit beside the weights. Explained in
-    the chapter :ref:`ch-serving`.
+    the chapter :ref:`ch-serving-experts`.
     """
     records = _models(models)
     lengths = _lengths("contexts", contexts)
@@ -240,7 +240,7 @@ def plot_experts_touched(
 ) -> plt.Axes:
     """Share (%) of its matmul weights a step of ``tokens`` tokens reads (``touched_matmul_params``), one line per
     mixture of experts (at most six): tokens routed independently and uniformly touch E (1 - (1 - k/E)^T) of E
-    experts a layer. Explained in the chapter :ref:`ch-serving`.
+    experts a layer. Explained in the chapter :ref:`ch-serving-experts`.
     """
     records = _models(models, need_moe=True)
     counts = _lengths("tokens", tokens)

@@ -2,7 +2,7 @@
 grows, the batch over time, speculative decoding's speed-up against the batch, goodput, and closed-loop runs
 measured against simulated. Each draws what the
 simulation (``hw.simulate_serving``) or the step model (``hw.inference_step``) says, nothing of its own. Chapters
-:ref:`ch-serving-many` and :ref:`ch-serving-measured`.
+:ref:`ch-serving-many`, :ref:`ch-serving-techniques` (speculation, goodput) and :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations

@@ -232,7 +232,7 @@ class LoadRun:
     once (Sourced; None: not measured); ``n_requests``: how many the run sent (or, where it sent more, enough for
     a steady p99); ``chunked_prefill``: the engine mixes prompts into decode steps (else a
     step that takes prompts decodes nothing); ``outside_model`` what the run depends on that the simulation does
-    not model (such runs are shown, not counted in its error). Chapter :ref:`ch-serving-many`."""
+    not model (such runs are shown, not counted in its error). Chapter :ref:`ch-serving-measured`."""
 
     key: str
     source: str
@@ -278,7 +278,7 @@ class SpeculationRun:
     with speculation over without) at ``batches`` concurrent requests of ``model_key`` on one ``chip_key``, with
     ``draft_tokens`` proposed per step by ``draft`` ("one layer": one decoder layer of the model with its head,
     as EAGLE's; else a model key). The acceptance is not stated; the check fits it at the first batch. Chapter
-    :ref:`ch-serving-many`."""
+    :ref:`ch-serving-measured`."""
 
     key: str
     source: str

@@ -1,6 +1,6 @@
 """The serving explorer: a model on n tensor-parallel chips at a precision, context and batch.
 
-Used by the chapter :ref:`ch-serving`.
+Used by the chapters :ref:`ch-serving` and :ref:`ch-serving-experts`.
 """
 
 from __future__ import annotations
@@ -48,7 +48,7 @@ class ServingExplorer(Explorer):
     batch at which decode turns compute-bound; a batch that does not fit says so first. ``chips`` offers
     ``hw.tensor_parallel_sizes``.
     ``chip`` and ``model`` are records (defaults ``hw.chip("H100-SXM")``, ``hw.model("Llama 3 70B")``).
-    Chapter :ref:`ch-serving`.
+    Chapters :ref:`ch-serving` and :ref:`ch-serving-experts`.
     """
 
     figsize = (5.8, 3.6)
