@@ -105,6 +105,33 @@ def test_a_downloaded_notebook_says_first_how_to_install_hwlib(tmp_path, monkeyp
     assert len(nbformat.read(executed, as_version=4).cells) == 2  # the executed notebook itself is untouched
 
 
+def test_the_reading_copy_is_written_again_after_the_theme_copies_its_own(tmp_path, monkeypatch):
+    """With launch buttons (a web origin) sphinx-book-theme copies the executed notebook over the download at
+    priority 501; the copy is written again after it, once."""
+    import shutil
+
+    import nbformat
+
+    app, outdir, executed = _chapter_build(tmp_path)
+    monkeypatch.setattr(book_html, "_repository_url", lambda: "https://github.com/org/book")
+    book_html._offer_notebook(app, "book/rooflines", "page.html", {}, doctree=object())
+    target = outdir / "_sources" / "book" / "rooflines.ipynb"
+    shutil.copy2(executed, target)  # what the theme's launch buttons do
+    book_html._offer_notebook_again(app, "book/rooflines", "page.html", {}, doctree=object())
+    assert nbformat.read(target, as_version=4).cells[0].id == book_html.INSTALL_CELL_ID
+    written = target.stat().st_mtime_ns
+    book_html._offer_notebook_again(app, "book/rooflines", "page.html", {}, doctree=object())
+    assert target.stat().st_mtime_ns == written  # not written again when it is already the reading copy
+    connected = {}
+    fake = types.SimpleNamespace(
+        config=types.SimpleNamespace(html_static_path=[]),
+        connect=lambda event, handler, priority=500: connected.setdefault(handler.__name__, priority),
+        **{name: lambda *a, **k: None for name in ("add_css_file", "add_js_file", "add_config_value")},
+    )
+    book_html.setup(fake)
+    assert connected["_offer_notebook"] < 501 < connected["_offer_notebook_again"] <= connected["_colab_button"]
+
+
 def test_a_downloaded_notebook_has_the_outputs_of_the_execution_cache(tmp_path, monkeypatch):
     """MyST-NB writes a chapter it took from its cache without outputs; the download copy takes them from the cache."""
     import nbformat

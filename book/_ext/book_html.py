@@ -10,7 +10,8 @@
   Sphinx 7 ("Identifier 'THEBE_JS_URL' has already been declared" in the browser).
 - Notebook downloads: each chapter's executed notebook is copied next to its source so
   that the download menu offers ".ipynb" beside ".md" (the theme does this only when
-  launch buttons are configured). The copy's first cell says how to install hwlib: from its
+  launch buttons are configured, and then over the copy, which is written again after it). The copy's first cell
+  says how to install hwlib: from its
   wheel, built into `_downloads/` at the start of the build, or from the repository.
 - Figures' alt text: a notebook figure's caption, not its hashed file name.
 - Repository link and launch buttons, configured for the repository the book is built
@@ -64,6 +65,14 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
     title = getattr(app.config, "html_title", "") or app.config.project
     _add_install_cell(target, pagename, getattr(app, "hwlib_wheel", ""), _repository_url(), title)
     context["ipynb_source"] = f"{pagename}.ipynb"
+
+
+def _offer_notebook_again(app, pagename, templatename, context, doctree):
+    """Where launch buttons are configured, the theme copies MyST-NB's executed notebook over the reading copy
+    (priority 501): write the reading copy again after it."""
+    target = Path(app.outdir) / "_sources" / f"{pagename}.ipynb"
+    if target.exists() and f'"id": "{INSTALL_CELL_ID}"' not in target.read_text(encoding="utf-8"):
+        _offer_notebook(app, pagename, templatename, context, doctree)
 
 
 def _role_texts(app):
@@ -560,7 +569,8 @@ def setup(app):
     app.connect("html-page-context", _offer_notebook, priority=500)
     app.connect("builder-inited", _offer_wheel)
     app.connect("html-page-context", _wheel_in_download_menu, priority=502)
-    app.connect("html-page-context", _colab_button, priority=502)  # after the theme's launch menu (501)
+    app.connect("html-page-context", _offer_notebook_again, priority=502)  # after the theme's launch menu (501)
+    app.connect("html-page-context", _colab_button, priority=502)
     app.connect("config-inited", _repository_buttons)
     app.connect("doctree-resolved", _tables_as_latex)
     app.connect("doctree-resolved", _describe_figures)
