@@ -57,7 +57,7 @@ def test_launch_buttons_only_for_a_web_repository(monkeypatch):
 WHEEL = "hwlib-0.2.0-py3-none-any.whl"
 
 
-def _chapter_build(tmp_path):
+def _chapter_build(tmp_path, markdown="# Rooflines"):
     import nbformat
 
     outdir = tmp_path / "_build" / "html"
@@ -65,7 +65,7 @@ def _chapter_build(tmp_path):
     executed.parent.mkdir(parents=True)
     nbformat.write(
         nbformat.v4.new_notebook(
-            cells=[nbformat.v4.new_markdown_cell("# Rooflines"), nbformat.v4.new_code_cell("import hwlib as hw")]
+            cells=[nbformat.v4.new_markdown_cell(markdown), nbformat.v4.new_code_cell("import hwlib as hw")]
         ),
         executed,
     )
@@ -119,6 +119,8 @@ def test_the_reading_copy_is_written_again_after_the_theme_copies_its_own(tmp_pa
     shutil.copy2(executed, target)  # what the theme's launch buttons do
     book_html._offer_notebook_again(app, "book/rooflines", "page.html", {}, doctree=object())
     assert nbformat.read(target, as_version=4).cells[0].id == book_html.INSTALL_CELL_ID
+    colab = nbformat.read(outdir / "_colab" / "book" / "rooflines.ipynb", as_version=4)
+    assert colab.cells[0].source.endswith(book_html.COLAB_NOTE)  # the Colab copy, which the theme does not touch
     written = target.stat().st_mtime_ns
     book_html._offer_notebook_again(app, "book/rooflines", "page.html", {}, doctree=object())
     assert target.stat().st_mtime_ns == written  # not written again when it is already the reading copy
@@ -166,15 +168,89 @@ def test_the_install_code_installs_only_where_hwlib_is_missing(tmp_path, monkeyp
     assert calls[0][1:] == ["-m", "pip", "install", "-q", "hwlib @ git+https://github.com/org/book"]
 
 
-def test_colab_opens_the_reading_copy_on_the_pages_branch(monkeypatch):
+def test_colab_opens_the_colab_copy_on_the_pages_branch(monkeypatch):
     monkeypatch.delenv("BOOK_PAGES_BRANCH", raising=False)
     url = book_html.colab_url("https://github.com/org/book", "book/serving")
-    assert url == "https://colab.research.google.com/github/org/book/blob/gh-pages/_sources/book/serving.ipynb"
+    assert url == "https://colab.research.google.com/github/org/book/blob/gh-pages/_colab/book/serving.ipynb"
+    assert book_html.published_files("https://github.com/org/book") == "https://org.github.io/book/"
     monkeypatch.setenv("BOOK_PAGES_BRANCH", "site")
-    assert "/blob/site/_sources/book/serving.ipynb" in book_html.colab_url(
-        "https://github.com/org/book", "book/serving"
-    )
+    assert "/blob/site/_colab/book/serving.ipynb" in book_html.colab_url("https://github.com/org/book", "book/serving")
+    monkeypatch.delenv("BOOK_SITE_URL", raising=False)
+    assert book_html.published_files("https://github.com/Org/book") == "https://org.github.io/book/"
+    monkeypatch.setenv("BOOK_SITE_URL", "https://book.example.org")  # a site with its own domain
+    assert book_html.published_files("https://github.com/org/book") == "https://book.example.org/"
     assert book_html.colab_url("https://gitlab.com/org/book", "book/serving") == ""  # Colab opens GitHub only
+
+
+COLAB_CHAPTER = """(ch-rooflines)=
+# Rooflines
+
+```{index} roofline
+```
+
+$$
+t = F / \\pi
+$$ (eq-roof)
+
+:::{admonition} Takeaway
+:class: tip
+A {term}`roofline` bounds it.
+:::"""
+
+
+def test_the_colab_copy_is_the_reading_copy_in_plain_markdown(tmp_path, monkeypatch):
+    """For a repository on GitHub, the Colab copy (``_colab/``) has the reading copy's install cells first, its
+    install text linking the wheel on the published site and saying Colab does not fold solutions, and plain
+    Markdown; the reading copy (``_sources/``) stays MyST, as JupyterLab reads it."""
+    import nbformat
+
+    monkeypatch.delenv("BOOK_PAGES_BRANCH", raising=False)
+    app, outdir, executed = _chapter_build(tmp_path, COLAB_CHAPTER)
+    monkeypatch.setattr(book_html, "_repository_url", lambda: "https://github.com/org/book")
+    book_html._offer_notebook(app, "book/rooflines", "page.html", {}, doctree=object())
+    reading = nbformat.read(outdir / "_sources" / "book" / "rooflines.ipynb", as_version=4)
+    colab = nbformat.read(outdir / "_colab" / "book" / "rooflines.ipynb", as_version=4)
+    assert reading.cells[0].source == book_html.install_text(
+        "book/rooflines", WHEEL, "https://github.com/org/book", "Accelerator performance, computed"
+    )
+    assert reading.cells[2].source == COLAB_CHAPTER and book_html.COLAB_NOTE not in reading.cells[0].source
+    assert [cell.get("id") for cell in colab.cells[:2]] == [book_html.INSTALL_CELL_ID, book_html.INSTALL_CODE_ID]
+    assert colab.cells[1].source == reading.cells[1].source
+    install = colab.cells[0].source
+    assert install.endswith(book_html.COLAB_NOTE) and "solutions are not folded" in install
+    assert f"](https://org.github.io/book/_downloads/{WHEEL})" in install
+    assert colab.cells[2].source == "# Rooflines\n\n$$\nt = F / \\pi\n$$\n\n> **Takeaway**\n>\n> A roofline bounds it."
+    nbformat.validate(colab)
+
+
+def test_no_colab_copy_for_a_repository_off_github(tmp_path, monkeypatch):
+    app, outdir, _ = _chapter_build(tmp_path, COLAB_CHAPTER)
+    monkeypatch.setattr(book_html, "_repository_url", lambda: "https://gitlab.com/org/book")
+    book_html._offer_notebook(app, "book/rooflines", "page.html", {}, doctree=object())
+    assert (outdir / "_sources" / "book" / "rooflines.ipynb").exists() and not (outdir / "_colab").exists()
+
+
+def test_the_colab_copy_is_numbered_as_the_page_is():
+    """Figures and exercises as their captions show them (numfig_format), equations as "Eq. 8.1" counts them."""
+    env = types.SimpleNamespace(
+        toc_fignumbers={
+            "book/serving_techniques": {
+                "figure": {"fig-disaggregation": (8, 3)},
+                "exercise": {"many-ex-split": (8, 2)},
+                "displaymath": {"equation-eq-many-prefix": (8, 1)},
+            }
+        },
+        toc_secnumbers={"book/serving_techniques": {"": (8,)}},
+        domaindata={"math": {"objects": {"eq-many-prefix": ("book/serving_techniques", 1), "eq-x": ("book/x", 1)}}},
+    )
+    formats = {"figure": "Fig. %s", "table": "Table %s", "exercise": "Exercise %s"}
+    app = types.SimpleNamespace(env=env, config=types.SimpleNamespace(numfig_format=formats))
+    assert book_html._shown_numbers(app, "book/serving_techniques") == {
+        "fig-disaggregation": "Fig. 8.3",
+        "many-ex-split": "Exercise 8.2",
+        "eq-many-prefix": "8.1",
+    }
+    assert book_html._shown_numbers(types.SimpleNamespace(), "book/serving_techniques") == {}
 
 
 def test_the_colab_button_joins_the_launch_menu_of_a_chapter_only(monkeypatch):
@@ -183,7 +259,7 @@ def test_the_colab_button_joins_the_launch_menu_of_a_chapter_only(monkeypatch):
     context = {"ipynb_source": "book/serving.ipynb", "header_buttons": [{"label": "download-buttons"}, menu]}
     book_html._colab_button(None, "book/serving", "page.html", context, doctree=object())
     assert [button["text"] for button in menu["buttons"]] == ["Binder", "Colab"]
-    assert menu["buttons"][1]["url"].endswith("/_sources/book/serving.ipynb")
+    assert menu["buttons"][1]["url"].endswith("/_colab/book/serving.ipynb")
     page = {"header_buttons": [{"label": "launch-buttons", "buttons": []}]}  # a page without a notebook
     book_html._colab_button(None, "book/appendix/references", "page.html", page, doctree=object())
     assert page["header_buttons"][0]["buttons"] == []

@@ -18,8 +18,11 @@
   from: its `origin` remote, when that is a web URL (a local clone has none, and then no
   such buttons); the substitution `{{ repository }}` links it where a page sends readers
   to it. Binder runs the chapters from requirements.txt; a JupyterHub button
-  appears when BOOK_JUPYTERHUB_URL names the hub; Colab opens a chapter's reading copy from the
-  published site's branch (gh-pages, or BOOK_PAGES_BRANCH), whose first code cell installs hwlib.
+  appears when BOOK_JUPYTERHUB_URL names the hub; for a repository on GitHub, Colab opens a chapter's
+  Colab copy from the published site's branch (gh-pages, or BOOK_PAGES_BRANCH): `_colab/<page>.ipynb`,
+  written beside the reading copy with its Markdown plain, as Colab renders it (tools/colab_copies.py),
+  its figures fetched from the published site's `_images/` (GitHub Pages, or BOOK_SITE_URL); its
+  first code cell installs hwlib.
 - The PDF book offered for download: once `make pdf` has built `_build/latex/book.pdf`, the
   HTML build copies it to the site's root and each page's download menu links to it (no PDF,
   no link).
@@ -30,6 +33,7 @@
   printed in the References appendix, not after the last appendix.
 """
 
+import functools
 import importlib.util
 import os
 import re
@@ -63,7 +67,11 @@ def _offer_notebook(app, pagename, templatename, context, doctree):
     _outputs_from_cache(target, _execution_cache(app))
     _numbers_filled_in(target, executed.with_suffix(".glue.json"), _role_texts(app))
     title = getattr(app.config, "html_title", "") or app.config.project
-    _add_install_cell(target, pagename, getattr(app, "hwlib_wheel", ""), _repository_url(), title)
+    wheel, repository = getattr(app, "hwlib_wheel", ""), _repository_url()
+    _add_install_cell(target, pagename, wheel, repository, title)
+    if colab_url(repository, pagename):
+        install = install_text(pagename, wheel, repository, title, published=True)
+        _offer_colab_copy(app, pagename, target, repository, install)
     context["ipynb_source"] = f"{pagename}.ipynb"
 
 
@@ -134,6 +142,35 @@ def _bibliography() -> dict[str, tuple[str, str]]:
     return entries
 
 
+def _shown_numbers(app, pagename: str) -> dict[str, str]:
+    """What the page numbers, by label: a figure or an exercise as its caption shows it ("Fig. 8.3", "Exercise 8.1",
+    ``numfig_format``), a display equation by its number ("8.1", as ``_role_texts`` counts it for "Eq. 8.1")."""
+    env = getattr(app, "env", None)
+    if env is None:  # a test's stand-in app
+        return {}
+    formats = app.config.numfig_format
+    shown = {
+        label: formats[kind] % ".".join(map(str, number))
+        for kind, numbers in env.toc_fignumbers.get(pagename, {}).items()
+        if kind in formats
+        for label, number in numbers.items()
+    }
+    chapter = env.toc_secnumbers.get(pagename, {}).get("", ())
+    for label, (doc, number) in env.domaindata["math"]["objects"].items():
+        if doc == pagename:
+            shown[label] = ".".join(map(str, (*chapter, number)))
+    return shown
+
+
+@functools.cache
+def _tool(name: str):
+    """The module ``tools/<name>.py``."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def _numbers_filled_in(notebook_path: Path, glue_path: Path, resolve=None) -> None:
     """The downloaded notebook's prose reads as the page does: each glue role replaced by the number the page shows
     (``tools/lab_copies.py``'s ``reading_markdown``, from the build's glued values in ``glue_path``), and each
@@ -144,9 +181,7 @@ def _numbers_filled_in(notebook_path: Path, glue_path: Path, resolve=None) -> No
 
     if not glue_path.exists():
         return
-    spec = importlib.util.spec_from_file_location("lab_copies", ROOT / "tools" / "lab_copies.py")
-    lab_copies = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(lab_copies)
+    lab_copies = _tool("lab_copies")
     values = {
         name: output["data"]["text/plain"]
         for name, output in json.loads(glue_path.read_text(encoding="utf-8")).items()
@@ -189,14 +224,26 @@ INSTALL_CELL_ID = "how-to-run-this-notebook"
 INSTALL_CODE_ID = "install-hwlib-where-missing"
 PAGES_BRANCH = "gh-pages"
 """The branch a published site lives on (``ghp-import``'s default); BOOK_PAGES_BRANCH names another. Colab opens
-a chapter's reading copy from there, ``_sources/<page>.ipynb``, as the site offers it for download."""
+a chapter's Colab copy from there, ``_colab/<page>.ipynb``, and fetches its images from there."""
+COLAB_FOLDER = "_colab"
+"""Where in the HTML output each chapter's Colab copy is: its reading copy in plain Markdown."""
+IMAGE_FOLDER = "_images"
+"""Where the HTML build copies every image a page shows (Sphinx's ``imagedir``), by its file name."""
+COLAB_NOTE = (
+    "On Colab the exercises' solutions are not folded away as on the book's page: their code cells show as the "
+    "questions' do."
+)
 WHEEL_FOLDER = "_downloads"
 """Where in the HTML output hwlib's wheel is offered, beside the notebooks (``_sources/``)."""
 
 
-def install_text(pagename: str, wheel: str, repository: str, title: str) -> str:
-    """The first Markdown cell of a downloaded chapter notebook: how to install hwlib and run it."""
-    up = "../" * (pagename.count("/") + 1)  # from _sources/<pagename>.ipynb to the site's root
+def install_text(pagename: str, wheel: str, repository: str, title: str, published: bool = False) -> str:
+    """The first Markdown cell of a downloaded chapter notebook: how to install hwlib and run it. ``published``: for
+    the Colab copy, which links the wheel on the published site (Colab resolves no link relative to the notebook)
+    and says what Colab does not fold."""
+    root = "../" * (pagename.count("/") + 1)  # the site's root, from _sources/<pagename>.ipynb
+    if published:
+        root = published_files(repository)
     clone = (
         f"a clone of the book's repository, {repository} (`git clone {repository}`)"
         if repository
@@ -206,7 +253,7 @@ def install_text(pagename: str, wheel: str, repository: str, title: str) -> str:
     if wheel:
         ways.append(
             f"- from hwlib's wheel, offered beside this notebook on the book's site "
-            f"([{wheel}]({up}{WHEEL_FOLDER}/{wheel})): download it, then `pip install {wheel}` "
+            f"([{wheel}]({root}{WHEEL_FOLDER}/{wheel})): download it, then `pip install {wheel}` "
             "(it brings numpy, pandas, matplotlib and ipywidgets; a chapter that measures your machine "
             'also needs `pip install "jax[cpu]"`);'
         )
@@ -219,6 +266,7 @@ def install_text(pagename: str, wheel: str, repository: str, title: str) -> str:
         "Its code calls the book's library, hwlib (`import hwlib as hw`): install it in your kernel's "
         "Python environment first,\n\n" + "\n".join(ways) + "\n\nThe numbers in this notebook's prose are "
         "those the book printed when it was built; running the cells computes them again, in the outputs."
+        + (" " + COLAB_NOTE if published else "")
     )
 
 
@@ -250,19 +298,57 @@ def _add_install_cell(notebook_path: Path, pagename: str, wheel: str, repository
     nbformat.write(notebook, notebook_path)
 
 
-def colab_url(repository: str, pagename: str) -> str:
-    """Where Colab opens ``pagename``'s reading copy: the published site's ``_sources/`` on its pages branch, for a
-    repository on GitHub; "" for one elsewhere."""
+def _published_site(repository: str) -> tuple[str, str] | None:
+    """(``org/repo``, its pages branch) where the site of a repository on GitHub is published; None elsewhere."""
     if not repository.startswith("https://github.com/"):
-        return ""
+        return None
     org, repo = repository.removeprefix("https://github.com/").split("/")[:2]
-    branch = os.environ.get("BOOK_PAGES_BRANCH", PAGES_BRANCH)
-    return f"https://colab.research.google.com/github/{org}/{repo}/blob/{branch}/_sources/{pagename}.ipynb"
+    return f"{org}/{repo}", os.environ.get("BOOK_PAGES_BRANCH", PAGES_BRANCH)
+
+
+def colab_url(repository: str, pagename: str) -> str:
+    """Where Colab opens ``pagename``'s Colab copy: the published site's ``_colab/`` on its pages branch, for a
+    repository on GitHub; "" for one elsewhere."""
+    site = _published_site(repository)
+    if site is None:
+        return ""
+    repo, branch = site
+    return f"https://colab.research.google.com/github/{repo}/blob/{branch}/{COLAB_FOLDER}/{pagename}.ipynb"
+
+
+def published_files(repository: str) -> str:
+    """The published site's root, where Colab fetches a file the site offers (an image, the wheel): GitHub Pages'
+    address for the repository, or BOOK_SITE_URL where the site has its own domain. Pages serves each file with its
+    type, so an SVG shows as an image."""
+    org, repo = _published_site(repository)[0].split("/")
+    return os.environ.get("BOOK_SITE_URL", f"https://{org.lower()}.github.io/{repo}").rstrip("/") + "/"
+
+
+def _offer_colab_copy(app, pagename: str, reading_copy: Path, repository: str, install: str) -> None:
+    """Write the chapter's Colab copy, ``_colab/<page>.ipynb``: its reading copy with the Markdown plain
+    (``tools/colab_copies.py``), numbered as the page is, its figures fetched from the published site, and
+    ``install`` as its install text."""
+    import nbformat
+
+    notebook = _tool("colab_copies").plain_notebook(
+        nbformat.read(reading_copy, as_version=4),
+        published_files(repository) + IMAGE_FOLDER + "/",
+        numbers=_shown_numbers(app, pagename),
+        folder=(ROOT / pagename).parent,
+        substitutions=getattr(app.config, "myst_substitutions", None),
+    )
+    for cell in notebook.cells:
+        if cell.get("id") == INSTALL_CELL_ID:
+            cell.source = install
+    target = Path(app.outdir) / COLAB_FOLDER / f"{pagename}.ipynb"
+    target.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, target)
 
 
 def _colab_button(app, pagename, templatename, context, doctree):
-    """Add Colab beside Binder in the page's launch menu, opening the chapter's reading copy (with its numbers
-    filled in and its install cell) rather than its MyST source, which Colab cannot read."""
+    """Add Colab beside Binder in the page's launch menu, opening the chapter's Colab copy (its reading copy, with
+    the numbers filled in and the install cells, in the plain Markdown Colab renders) rather than its MyST source,
+    which Colab cannot read."""
     url = colab_url(_repository_url(), pagename) if context.get("ipynb_source") else ""
     for group in context.get("header_buttons", []) if url else []:
         if group.get("label") == "launch-buttons":
