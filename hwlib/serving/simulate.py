@@ -126,7 +126,8 @@ def simulate_serving(
     default to, and the KV cache's share of memory where ``efficiency.kv_fraction`` is unset, to that engine's
     documented defaults on the chip (``EngineProfile``); but for the generic engine, which is the engine alone, the
     forecast adds a server front end's time per request before the engine sees it (``Efficiency.request_overhead_s``).
-    The result names the profile (``SimulatedServing.engine``). Chapter :ref:`ch-serving-many`."""
+    The result names the profile, and each of those four settings given that differs from it
+    (``SimulatedServing.engine``). Chapter :ref:`ch-serving-many`."""
     model = require(ModelShape, "model", model, "hw.model('llama-3-8b')")
     count = whole_count("n_requests", n_requests)
     if count > assumptions.MOST_SIMULATED_REQUESTS:
@@ -137,6 +138,12 @@ def simulate_serving(
     profile = ENGINE_PROFILES[one_of("engine", engine, ENGINE_PROFILES)]
     chip = where.chip if isinstance(where, Cluster) else require(Chip, "where", where, "hw.chip('H100-SXM')")
     tier = profile.tier(chip)
+    asked = dict(
+        max_batch_tokens=max_batch_tokens,
+        max_sequences=max_sequences,
+        chunked_prefill=chunked_prefill,
+        reserve_output=reserve_output,
+    )
     max_batch_tokens = tier.max_batch_tokens if max_batch_tokens is None else max_batch_tokens
     max_sequences = tier.max_sequences if max_sequences is None else max_sequences
     chunked_prefill = profile.chunked_prefill if chunked_prefill is None else chunked_prefill
@@ -187,6 +194,7 @@ def simulate_serving(
     chips = whole_count("n_chips", n_chips)
     # a limit above what the requests could ever fill never binds: the engine's tables are sized to what can
     limits = (min(whole_count("max_sequences", max_sequences), count), whole_count("block_tokens", block_tokens))
+    label = _engine_label(profile, tier, asked)
     given = require_efficiency(efficiency)
     front_end = given.request_overhead_s is not None or profile.front_end
     overhead = float(resolve(chip, precision.compute_dtype, given).request_overhead_s)
@@ -233,7 +241,7 @@ def simulate_serving(
             concurrency,
             delay,
         )
-        return replace(served, engine=profile.label)
+        return replace(served, engine=label)
     prefill = whole_count("prefill_chips", prefill_chips)
     if prefill >= chips:
         raise ValueError(f"prefill_chips={prefill} must leave decode chips out of n_chips={chips}")
@@ -277,8 +285,24 @@ def simulate_serving(
         preemptions=first.preemptions + then.preemptions,
         n_chips=chips,
         kv_transfer_s=transfer,
-        engine=profile.label,
+        engine=label,
     )
+
+
+def _engine_label(profile, tier, asked: dict) -> str:
+    """The profile's name, and each of ``asked``'s settings that differs from the profile's on this chip."""
+    defaults = dict(
+        max_batch_tokens=tier.max_batch_tokens,
+        max_sequences=tier.max_sequences,
+        chunked_prefill=profile.chunked_prefill,
+        reserve_output=profile.reserve_output,
+    )
+    changed = [
+        f"{name}={value}" if isinstance(value, bool) else f"{name}={int(value):,}"
+        for name, value in asked.items()
+        if value is not None and value != defaults[name]
+    ]
+    return ", ".join([profile.label, *changed])
 
 
 def _transfer_s(where: Chip | Cluster, n_chips: int, senders: int, n_bytes: np.ndarray) -> np.ndarray:

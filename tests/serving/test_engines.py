@@ -55,7 +55,7 @@ def test_simulate_serving_runs_an_engines_defaults_and_names_them():
     chunked = hw.simulate_serving(
         LLAMA70, hw.cluster("hgx-h100-ndr"), 8, max_sequences=1024, chunked_prefill=True, **common
     )
-    assert chunked.engine == "hwlib's generic engine"
+    assert chunked.engine == "hwlib's generic engine, max_sequences=1,024, chunked_prefill=True"
     assert (vllm.step_tokens == chunked.step_tokens).all()  # the same schedule: vLLM's limits and chunking
     sglang = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="sglang", **named)
     whole = hw.simulate_serving(LLAMA70, hw.cluster("hgx-h100-ndr"), 8, max_sequences=2048, **common)
@@ -70,6 +70,18 @@ def test_simulate_serving_runs_an_engines_defaults_and_names_them():
         LLAMA70, hw.cluster("hgx-h100-ndr"), 8, engine="vllm", chunked_prefill=False, max_sequences=2048, **named
     )
     assert (unchunked.step_tokens == whole.step_tokens).all()  # explicit options beat the profile
+    assert unchunked.engine == "vLLM 0.11.0 defaults, max_sequences=2,048, chunked_prefill=False"  # and are named
+
+
+def test_an_engines_name_lists_only_the_settings_given_that_differ_from_its_defaults():
+    run = dict(prompt_len=1000, output_len=8, n_requests=4, efficiency=hw.Efficiency(request_overhead_s=0.0))
+    h100 = hw.chip("H100-SXM")
+    same = hw.simulate_serving(LLAMA70, h100, 4, engine="trtllm-0.11", max_batch_tokens=8192, **run)
+    assert same.engine == "TensorRT-LLM 0.11 defaults"  # 0.11's own budget, given again
+    wider = hw.simulate_serving(LLAMA70, h100, 4, engine="trtllm-0.11", max_batch_tokens=35_000, **run)
+    assert wider.engine == "TensorRT-LLM 0.11 defaults, max_batch_tokens=35,000"
+    kept = hw.simulate_serving(LLAMA70, h100, 4, engine="trtllm", reserve_output=False, **run)
+    assert kept.engine == "TensorRT-LLM 1.0 defaults, reserve_output=False"
 
 
 def test_an_engines_cache_share_sets_when_requests_must_wait():
