@@ -44,9 +44,16 @@ class Priced:
         layout = "batch" if options.get("attention_dp", False) else "heads"
         self.kv_dtype, self.copies = precision.kv_dtype, kv_copies(model, n_chips, layout)
         self.per_flop, self.per_byte = self.pricer.attention_seconds(self.forecast)
-        plain = not model.windows and model.mla is None and model.causal
+        plain = not model.windows and model.causal
         self.kv_per_token = model.kv_bytes_per_token(self.kv_dtype) * self.copies if not model.windows else None
-        self.pair_flops = float(self.table.attention_flops(1, 0)) if plain else None  # one (query, key) pair
+        self.pair_flops = None  # one (query, key) pair's FLOPs, all layers, where a decode step's are per pair
+        self.line_from = 0.0  # the least cached context from which they are
+        if plain:
+            self.pair_flops = float(self.table.attention_flops(1, 0, mla="absorbed"))
+            if model.mla is not None:  # a latent cache absorbs once its expansion costs more than absorbing
+                extra = model.mla.pair_flops(model.n_heads, "absorbed") - model.mla.pair_flops(model.n_heads, "naive")
+                spare = model.mla.expansion_flops(model.n_heads) - extra
+                self.line_from = float(np.ceil(extra / spare)) if spare > 0 else np.inf
         self.walk = 0.0  # seconds per cached token of the longest decode's walk (0: the engine splits it)
         walking = self.forecast and not options.get("splits_attention", True) and self.kv_per_token is not None
         if walking:
@@ -94,13 +101,18 @@ class Priced:
             longest = np.max(np.where(new == 1, context + 1, 0.0), axis=-1, initial=0.0)
         return self.seconds(tokens, sequences, *self.attention(new, context), longest)
 
+    def in_line(self, context: np.ndarray) -> bool:
+        """Whether decode steps from ``context`` take attention FLOPs per (query, key) pair (``pair_flops``): no
+        window, and a latent cache's sequences past ``line_from``."""
+        return self.pair_flops is not None and (np.size(context) == 0 or float(np.min(context)) >= self.line_from)
+
     def decode_line(self, context: np.ndarray) -> tuple[float, float, int] | None:
         """(first, growth, steps): the next ``steps`` consecutive decode steps from ``context`` take first + growth
         x i seconds (the i-th from 0), as each reads one more token per sequence, while the same roofline term
-        stays the larger; None where the steps are not a line (windows or a latent cache)."""
+        stays the larger; None where the steps are not a line (windows, or a latent cache before it absorbs)."""
         b = context.size
         (compute, memory, sequential), exposed = self.token_terms(b)
-        if self.pair_flops is None or (not self.forecast and float(exposed) > 0):  # the bound's max: not a line
+        if not self.in_line(context) or (not self.forecast and float(exposed) > 0):  # the bound's max: not a line
             return None
         reads = float(context.sum()) + b  # tokens whose keys and values the first step reads
         per_compute, per_memory = self.pair_flops * self.per_flop, self.kv_per_token * self.per_byte
@@ -122,7 +134,7 @@ class Priced:
     def decode_s(self, context: np.ndarray, steps: int) -> np.ndarray:
         """Seconds of ``steps`` consecutive decode steps of one token per sequence, the first at ``context``."""
         b = context.size
-        if self.pair_flops is None:
+        if not self.in_line(context):
             return np.atleast_1d(self.step_s(b, b, np.ones(b), context + np.arange(steps)[:, None]))
         ahead = np.arange(steps) + 1.0
         reads = float(context.sum()) + b * ahead  # tokens whose keys and values each step reads

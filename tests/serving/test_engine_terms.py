@@ -722,16 +722,38 @@ def test_a_forecast_decode_line_follows_the_forecast(n_chips, overlap):
         assert after > first + growth * steps
 
 
-def test_no_line_for_windows_a_latent_cache_or_collectives_the_bound_hides():
-    """Windowed caches stop growing and a latent cache has no plain pair count: those steps are priced one by one,
-    as are the bound's where collectives run behind the work (the step is the slower of the two)."""
+def test_no_line_for_windows_or_collectives_the_bound_hides():
+    """Windowed caches stop growing: those steps are priced one by one, as are the bound's where collectives run
+    behind the work (the step is the slower of the two)."""
     context = np.array([10, 20])
     assert target(WINDOWED, 1, "bound").decode_line(context) is None
     assert target(WINDOWED, 1, "forecast").decode_line(context) is None
     assert target(MODEL, 2, "bound").decode_line(context) is None
     assert target(MODEL, 2, "forecast").decode_line(context) is not None
-    latent = Priced(hw.model("deepseek-v3"), TOY, None, 1, BF16, options(), 4)
-    assert latent.decode_line(context) is None
+
+
+@pytest.mark.parametrize("estimate", ["bound", "forecast"])
+def test_a_latent_cache_is_a_line_once_every_sequence_absorbs(estimate):
+    """DeepSeek-V3 (128 heads, a 512-wide latent, 64 rope dims, keys 192 and values 128 wide): absorbed, a pair costs
+    2 x 128 x (2 x 512 + 64) = 278,528 FLOPs a layer; expanded, 2 x 128 x 320 = 81,920 and 2 x 512 x 128 x 256 =
+    33,554,432 per cached token. From one cached token on absorbing is cheaper, and the decode steps are a line at
+    the absorbed pair's FLOPs, as step by step; a sequence with nothing cached breaks the line."""
+    deepseek = hw.model("deepseek-v3")
+    latent = Priced(deepseek, TOY, None, 1, BF16, options(estimate), 4)
+    extra, expansion = 278_528 - 81_920, 33_554_432
+    assert latent.line_from == np.ceil(extra / (expansion - extra)) == 1
+    assert latent.pair_flops == deepseek.n_layers * 278_528
+    context = np.array([10, 20])
+    first, growth, steps = latent.decode_line(context)
+    by_step = [float(latent.step_s(2, 2, np.ones(2), context + i)) for i in range(6)]
+    for i in range(int(min(steps, 6))):
+        assert first + growth * i == pytest.approx(by_step[i], rel=1e-9)
+    np.testing.assert_allclose(latent.decode_s(context, 6), by_step, rtol=1e-12)
+    assert latent.decode_line(np.array([0, 20])) is None
+    np.testing.assert_allclose(
+        latent.decode_s(np.array([0, 20]), 2),
+        [float(latent.step_s(2, 2, np.ones(2), np.array([i, 20 + i]))) for i in (0, 1)],
+    )
 
 
 def tiny_engine(n_chips=1, *, kv_fraction=0.5, block=16, spec=None, model=MODEL, estimate="bound", hbm=1e6):
