@@ -51,7 +51,9 @@ class Efficiency:
     bandwidth one SM reaches walking a sequence's KV cache alone, as a multiple of its even share of HBM (an engine
     that does not split a decode's attention over SMs: ``EngineProfile.splits_attention``; inf: no such floor);
     ``moe_layer_overhead_s``: seconds each MoE layer adds to a training step per micro-batch it runs forward and
-    backward (routing, the token permutation's host synchronisation and small kernels); ``expert_overhead_s``: seconds
+    backward (routing, the token permutation's host synchronisation and small kernels), and to a serving step that
+    takes prompt tokens on an engine that launches such a step from the host (``EngineProfile.eager_prefill``);
+    ``expert_overhead_s``: seconds
     each of a chip's local experts adds per MoE layer and micro-batch in an fp8 step (its own quantizers and casts);
     ``fp8_experts``: share of the fp8 matmul rate a routed expert's fp8 grouped GEMMs reach with their casts (None:
     ``fp8_expert_share``, measured);

@@ -76,6 +76,10 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
             * (not ENGINE_PROFILES[args.engine].splits_attention)
         ),
         *(
+            ["a step with a prompt launched from the host, each MoE layer waiting on its router"]
+            * ENGINE_PROFILES[args.engine].eager_prefill
+        ),
+        *(
             ["experts whole on each chip" + (", attention data-parallel" if args.attention_dp else "")]
             * args.expert_parallel
         ),

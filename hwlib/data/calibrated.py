@@ -98,7 +98,9 @@ MOE_LAYER_OVERHEAD_S = _FIT(
     "Seconds each MoE layer adds to a training step per micro-batch it runs forward and backward, beyond its "
     "kernels' priced time: the router, the token permutation and its host synchronisation (the all-to-all's split "
     "sizes), and the small kernels between them, on software that launches kernels from the host (Megatron-Core's "
-    "MoE guide: 'CPU Overhead Bottleneck', 'gaps between GPU kernels where CPU cannot launch kernels fast enough').",
+    "MoE guide: 'CPU Overhead Bottleneck', 'gaps between GPU kernels where CPU cannot launch kernels fast enough'). "
+    "Serving pays it once a step in a prompt's step launched from the host (EngineProfile.eager_prefill), where the "
+    "forward's routing and permutation run as they do in training; no serving run was fitted to it.",
 )
 """Seconds each MoE layer adds per micro-batch, forward and backward (fitted)."""
 

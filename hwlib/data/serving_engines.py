@@ -52,7 +52,10 @@ SGLANG = EngineProfile(
     "max(self.chunked_prefill_size, 2048) * 1.5', '+= self.cuda_graph_max_bs * 2' (MiB); server_args.py:392 "
     "'enable_mixed_chunk: bool = False'; scheduler.py:1788 '# Run prefill first if possible'; "
     "managers/tp_worker.py:144-152 and model_executor/model_runner.py:1431-1440 max_running_requests = "
-    f"min(max_total_num_tokens // 2, a request pool of 2048 to 4096) ({_READ})",
+    "min(max_total_num_tokens // 2, a request pool of 2048 to 4096) ({_READ}); "
+    "python/sglang/srt/model_executor/forward_batch_info.py ForwardMode.is_cuda_graph: DECODE, TARGET_VERIFY and IDLE "
+    "only, so a prefill ('extend') step launches its kernels from the host (read 2026-12-07)",
+    eager_prefill=True,
     note="Prefill steps run first and decode nothing (mixing is off); a prompt longer than the chunk is split over "
     "several such steps in SGLang, which the simulation does not do (it refuses such prompts). The running-request "
     "cap is the request pool's least size, 2048 (the pool grows to 4096 with the cache's tokens over the model's "
@@ -75,7 +78,11 @@ TENSORRT_LLM = EngineProfile(
     "'enable_chunked_prefill: bool = Field(default=False', SchedulerConfig 'default=CapacitySchedulerPolicy."
     "GUARANTEED_NO_EVICT', KvCacheConfig free_gpu_memory_fraction 'Default is 90%'; tensorrt_llm/builder.py "
     "BuildConfig (commit 008b2b8d) 'max_batch_size: int = 2048', 'max_num_tokens: int = 8192'; "
-    f"tensorrt_llm/commands/serve.py (commit 00209af1) takes BuildConfig's defaults ({_READ})",
+    f"tensorrt_llm/commands/serve.py (commit 00209af1) takes BuildConfig's defaults ({_READ}); "
+    "nvidia.github.io/TensorRT-LLM/features/torch_compile_and_piecewise_cuda_graph.html: piecewise CUDA graphs, off "
+    "unless configured, are what 'reduce context-phase launch overhead'; by default only generation-only iterations "
+    "replay a graph (read 2026-12-07)",
+    eager_prefill=True,
     note="The LLM API and trtllm-serve; trtllm-bench picks its own limits by a heuristic and is not this profile. "
     "Without chunked context, in-flight batching still runs new prompts in the same iterations as the decodes "
     "(simulated as chunked prefill, which may split a prompt at the token budget's edge where TensorRT-LLM would "

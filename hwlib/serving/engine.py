@@ -46,6 +46,7 @@ class Engine:
         self.target = Priced(
             model, chip, topology, n_chips, precision, options, max(budget, max_sequences * per_decode)
         )
+        self.target.graphed_new = per_decode  # a speculative decode verifies its drafts in a captured graph
         self.drafter = None
         if spec is not None:
             drafting = {**options, "expert_parallel": False, "attention_dp": False}

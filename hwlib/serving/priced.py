@@ -54,6 +54,10 @@ class Priced:
                 extra = model.mla.pair_flops(model.n_heads, "absorbed") - model.mla.pair_flops(model.n_heads, "naive")
                 spare = model.mla.expansion_flops(model.n_heads) - extra
                 self.line_from = float(np.ceil(extra / spare)) if spare > 0 else np.inf
+        self.eager_s = 0.0  # seconds a step that takes prompt tokens adds, launched from the host
+        if self.forecast and options.get("eager_prefill", False):
+            self.eager_s = self.table.n_moe_layers * float(self.pricer.eff.moe_layer_overhead_s)
+        self.graphed_new = 1  # the most new tokens a sequence takes in a step that replays a captured graph
         self.walk = 0.0  # seconds per cached token of the longest decode's walk (0: the engine splits it)
         walking = self.forecast and not options.get("splits_attention", True) and self.kv_per_token is not None
         if walking:
@@ -95,11 +99,13 @@ class Priced:
     def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray, verifying=None) -> np.ndarray:
         """Seconds of steps whose sequences each take ``new`` tokens after ``context`` (the last axis runs over the
         sequences; a leading one over consecutive steps); ``verifying`` is a speculative engine's (``Engine``)."""
-        longest = 0.0
+        longest, eager = 0.0, 0.0
+        if self.eager_s and np.any(np.asarray(new) > self.graphed_new):
+            eager = self.eager_s
         if self.walk:
             new, context = np.broadcast_arrays(np.asarray(new, dtype=float), np.asarray(context, dtype=float))
             longest = np.max(np.where(new == 1, context + 1, 0.0), axis=-1, initial=0.0)
-        return self.seconds(tokens, sequences, *self.attention(new, context), longest)
+        return self.seconds(tokens, sequences, *self.attention(new, context), longest) + eager
 
     def in_line(self, context: np.ndarray) -> bool:
         """Whether decode steps from ``context`` take attention FLOPs per (query, key) pair (``pair_flops``): no

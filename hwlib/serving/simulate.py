@@ -217,6 +217,7 @@ def simulate_serving(
             efficiency=replace(given, kv_fraction=share),
             estimate=estimate,
             splits_attention=profile.splits_attention,
+            eager_prefill=profile.eager_prefill,
         )
         built = Engine(model, where, size, precision, options, budget, *limits, chunked, spec, reserve_output)
         longest = int(np.argmax(prompts + held))  # the most tokens a request holds in this pool

@@ -38,7 +38,10 @@ class EngineProfile:
     end takes its time per request before the engine schedules it (``front_end``: ``Efficiency.request_overhead_s``),
     and whether its decode attention splits a sequence's context over several thread blocks (``splits_attention``:
     flash-decoding, TensorRT-LLM's ``multi_block_mode``; else one block walks each (sequence, KV head), and the
-    forecast waits for the longest walk: ``Efficiency.walk_share``).
+    forecast waits for the longest walk: ``Efficiency.walk_share``), and whether a step that takes prompt tokens runs
+    without a captured graph, the host launching its kernels one by one (``eager_prefill``: each MoE layer then adds
+    ``Efficiency.moe_layer_overhead_s``, the router's and permutation's host time that training pays per micro-batch;
+    decode steps replay captured graphs and do not).
     ``source``: where each default is read (file, line, commit); ``note``: what the simulation does not follow."""
 
     key: str
@@ -53,6 +56,7 @@ class EngineProfile:
     note: str = ""
     front_end: bool = True
     splits_attention: bool = True
+    eager_prefill: bool = False
 
     def __post_init__(self) -> None:
         if self.memory_rule not in MEMORY_RULES:
