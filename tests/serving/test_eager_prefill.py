@@ -79,9 +79,7 @@ def test_a_speculative_engine_verifies_its_drafts_in_a_graph():
     """With k = 2 drafts a decode takes 3 tokens in a captured graph; a prompt's step is still launched eagerly."""
     drafter = hw.ModelShape.from_hf_config({**TINY, "num_hidden_layers": 1}, key="tiny-drafter-1")
     spec = hw.Speculation(2, 0.5, drafter)
-    options = dict(
-        expert_parallel=False, efficiency=Efficiency(moe_layer_overhead_s=HOST_S), estimate="forecast"
-    )
+    options = dict(expert_parallel=False, efficiency=Efficiency(moe_layer_overhead_s=HOST_S), estimate="forecast")
     engines = [
         Engine(MOE, CHIP, 1, BF16, {**options, "eager_prefill": eager}, 64, 8, 16, False, spec, False)
         for eager in (True, False)
