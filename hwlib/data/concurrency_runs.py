@@ -44,6 +44,11 @@ INFERENCEX_RANGE = 0.8
 """The shortest length InferenceX's client draws, as a share of the stated one (``--random-range-ratio 0.8``)."""
 _MODELS = {"meta-llama3-8b-instruct": "llama-3-8b", "meta-llama3-70b-instruct": "llama-3-70b"}
 _CLUSTERS = {"A100-SXM4-80GB": "hgx-a100-hdr", "H100_80GB_HBM3": "hgx-h100-ndr"}
+INFERENCEX_RECV_INTERVALS = ((16, 30), (1, 10))
+"""SGLang's ``--scheduler-recv-interval`` in InferenceX's B200 DeepSeek-R1 recipes without attention data parallelism,
+by the fewest clients it applies from: 30 from 16 clients on, else 10 (SemiAnalysisAI/InferenceX, dsr1_fp8_b200 and
+dsr1_fp4_b200 recipes, the same at every commit from 2025-11-02 to 2026-05-22, the dates of the runs; at 843c6254,
+benchmarks/single_node/fixed_seq_len/). Its other recipes leave SGLang's default, 1."""
 INFERENCEX_PROMPTS_PER_CLIENT = 10
 """Requests InferenceX's client sends and measures per client (``--num-prompts $(( CONC * 10 ))``; its warm-up
 requests come before and are not measured)."""
@@ -61,8 +66,10 @@ def concurrency_runs() -> object:
     (``hwlib.data.serving_engines``), model and cluster keys, tensor-parallel chips, whether the experts are split by
     expert parallelism and the attention by data parallelism (``attention_dp``), precision (a key of ``hw.PRECISIONS``),
     prompt and answer tokens and the shortest share of them the client draws (``length_low``: 1 for fixed lengths), the
+    steps between the scheduler's intakes of new requests that the run's recipe sets (``recv_interval``), the
     requests the benchmark sent and measured (``requests``: 0 where the source does not say), clients, the measured mean
-    time to first token and per output token after it (s), and the percentile of them the source prints
+    time to first token and per output token after it (s), the median first token where the source prints it
+    (``ttft_median_s``: InferenceX only, else NaN), and the percentile of them the source prints
     (``tail_percentile``: 95 for NIM, both; 99 for InferenceX, the first token's only; 0 for none) with its values
     (``ttft_tail_s``, ``tpot_tail_s``: NaN where not printed). Chapter :ref:`ch-serving-measured`."""
     import pandas as pd
@@ -81,9 +88,11 @@ def concurrency_runs() -> object:
             "prompt_tokens": raw["input_config-synthetic_input_tokens_mean"].astype(int),
             "output_tokens": raw["input_config-output_tokens_mean"].astype(int),
             "length_low": 1.0,
+            "recv_interval": 1,
             "concurrency": raw["input_config-concurrency"].astype(int),
             "requests": 0,
             "ttft_mean_s": raw["time_to_first_token-avg"] * _NS,
+            "ttft_median_s": np.nan,
             "tpot_mean_s": raw["inter_token_latency-avg"] * _NS,
             "tail_percentile": 95,
             "ttft_tail_s": raw["time_to_first_token-p95"] * _NS,
@@ -104,9 +113,18 @@ def concurrency_runs() -> object:
             "prompt_tokens": ix["isl"].astype(int),
             "output_tokens": ix["osl"].astype(int),
             "length_low": INFERENCEX_RANGE,
+            "recv_interval": np.where(
+                (ix["hardware"] == "b200") & (ix["framework"] == "sglang") & ~ix["dp_attention"].astype(bool),
+                np.select(
+                    [ix["conc"] >= least for least, _ in INFERENCEX_RECV_INTERVALS],
+                    [steps for _, steps in INFERENCEX_RECV_INTERVALS],
+                ),
+                1,
+            ),
             "concurrency": ix["conc"].astype(int),
             "requests": INFERENCEX_PROMPTS_PER_CLIENT * ix["conc"].astype(int),
             "ttft_mean_s": ix["mean_ttft"],
+            "ttft_median_s": ix["median_ttft"],
             "tpot_mean_s": ix["mean_tpot"],
             "tail_percentile": 99,
             "ttft_tail_s": ix["p99_ttft"],
@@ -129,9 +147,11 @@ def concurrency_runs() -> object:
             "prompt_tokens": (gs["total_input_tokens"] / gs["successful_requests"]).round().astype(int),
             "output_tokens": (gs["total_generated_tokens"] / gs["successful_requests"]).round().astype(int),
             "length_low": 1.0,
+            "recv_interval": 1,
             "concurrency": gs["concurrency"].astype(int),
             "requests": gs["successful_requests"].astype(int),
             "ttft_mean_s": gs["mean_ttft_ms"] * 1e-3,
+            "ttft_median_s": np.nan,
             "tpot_mean_s": gs["mean_tpot_ms"] * 1e-3,
             "tail_percentile": 0,
             "ttft_tail_s": np.nan,

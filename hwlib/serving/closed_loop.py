@@ -24,7 +24,8 @@ def concurrency_check(runs: object = None) -> object:
     """Closed-loop runs (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them) simulated as
     run: their clients (``concurrency``), lengths (drawn uniformly between ``length_low`` of the stated ones and the
     stated ones, with a fixed seed), tensor-parallel chips, expert and attention data parallelism and precision, under
-    their engine's profile, the requests the run sent (else ``CLOSED_LOOP_WAVES`` a client). The table gains the
+    their engine's profile with the scheduler's intake interval their recipe sets (``recv_interval``), the requests the
+    run sent (else ``CLOSED_LOOP_WAVES`` a client). The table gains the
     forecast simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors
     (simulated over measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound
     (``ttft_bound_s``: no first token comes sooner) and the bound's simulation's mean time per output token
@@ -49,6 +50,7 @@ def concurrency_check(runs: object = None) -> object:
             run.prompt_tokens,
             run.output_tokens,
             run.length_low,
+            run.recv_interval,
             run.concurrency,
             run.requests,
             run.tail_percentile,
@@ -89,6 +91,7 @@ def _closed_loop(
     prompt,
     answer,
     low,
+    recv_interval,
     clients,
     sent,
     tail,
@@ -108,6 +111,7 @@ def _closed_loop(
         engine=engine,
         expert_parallel=expert_parallel,
         attention_dp=attention_dp,
+        recv_interval=int(recv_interval),
     )
     try:
         forecast = simulate_serving(served, where, chips, **options)

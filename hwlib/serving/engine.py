@@ -113,7 +113,18 @@ class Engine:
         return self.target.decode_line(context)
 
 
-def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False, concurrency=None, delay_s=0.0):
+def run(
+    engine: Engine,
+    arrival,
+    prompts,
+    answers,
+    cached,
+    rng,
+    prefilled=False,
+    concurrency=None,
+    delay_s=0.0,
+    recv_interval=1,
+):
     """The engine's steps until every request has finished (see the module docstring).
 
     The running requests' state is one array, a column each in admission order: the request, its tokens to
@@ -122,7 +133,9 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
     requests arrive with their prompt's cache and first token (a decode pool's). With ``concurrency`` C the clients
     are a benchmark's closed loop: the first C requests arrive at once and each that finishes sends the next. Each
     request reaches the scheduler after the server's work before it schedules it, drawn for each request with mean
-    ``delay_s`` (``assumptions.FRONT_END_SPREAD``), and in the order sent; the result's arrivals are the sends."""
+    ``delay_s`` (``assumptions.FRONT_END_SPREAD``), and in the order sent; the result's arrivals are the sends. The
+    scheduler takes in the requests that have reached it only every ``recv_interval``-th step, and whenever it runs
+    nothing."""
     count = len(arrival)
     sends = np.asarray(arrival, dtype=float).copy()
     if concurrency is not None:
@@ -136,6 +149,12 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
     n = 0  # running requests
     carried: dict[int, int] = {}  # a preempted request's generated tokens while it waits
     t, next_arrival, preemptions = 0.0, 0, 0
+    steps_run, receive_now = 0, False  # steps so far; whether a stalled engine must take in what has arrived
+
+    def received(steps: int) -> int:
+        """The fewest steps from ``steps`` on after which the scheduler takes in new requests."""
+        return steps + (-(steps_run + steps)) % recv_interval
+
     ends: list[np.ndarray] = []
     lines: list[tuple[float, int, float, float]] = []  # decode stretches as (start, steps, first, growth)
     logged: list[tuple[int, int, int]] = []  # (steps, tokens, sequences) per priced stretch
@@ -161,9 +180,14 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
         return n + 1
 
     while next_arrival < count or waiting or n:
-        while next_arrival < count and arrival[next_arrival] <= t:
+        while (
+            next_arrival < count
+            and arrival[next_arrival] <= t
+            and (n == 0 or receive_now or not steps_run % recv_interval)
+        ):
             waiting.append(next_arrival)
             next_arrival += 1
+        receive_now = False
         if not waiting and not n:
             t = float(arrival[next_arrival])
             continue
@@ -237,10 +261,11 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
             finishing = (np.cumsum(gains, axis=0) >= left).any(axis=1)
             steps = int(np.argmax(finishing)) + 1 if finishing.any() else steps
             if next_arrival < count and not waiting:
-                steps = min(steps, int(np.searchsorted(times, arrival[next_arrival] - t)) + 1)
+                steps = min(steps, received(int(np.searchsorted(times, arrival[next_arrival] - t)) + 1))
             ends.append(t + times[:steps])
             t += float(times[steps - 1])
             logged.append((steps, n * per_decode, n))
+            steps_run += steps
             generated += gains[:steps].sum(axis=0)
             over = generated >= answers[ids]
         elif chunk is None and decoding.all() and n:
@@ -254,17 +279,18 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
             if line is None:
                 times = np.cumsum(engine.decode_s(held - 1, steps))
                 if next_arrival < count and not waiting:
-                    steps = min(steps, int(np.searchsorted(times, arrival[next_arrival] - t)) + 1)
+                    steps = min(steps, received(int(np.searchsorted(times, arrival[next_arrival] - t)) + 1))
                 ends.append(t + times[:steps])
                 t += float(times[steps - 1])
             else:  # steps of first + growth x i seconds: the stretch to the next arrival in closed form
                 first_s, growth_s, straight = line
                 steps = int(min(steps, straight))
                 if next_arrival < count and not waiting and np.isfinite(arrival[next_arrival]):
-                    steps = min(steps, steps_to_reach(first_s, growth_s, float(arrival[next_arrival]) - t))
+                    steps = min(steps, received(steps_to_reach(first_s, growth_s, float(arrival[next_arrival]) - t)))
                 lines.append((t, steps, first_s, growth_s))
                 t += steps * first_s + growth_s * steps * (steps - 1) / 2
             logged.append((steps, n, n))
+            steps_run += steps
             generated += steps
             over = left <= steps
         else:
@@ -274,7 +300,7 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
             if tokens == 0:  # nothing fits: wait for the next arrival
                 if next_arrival >= count or not np.isfinite(arrival[next_arrival]):
                     raise RuntimeError("the engine can take no waiting request and runs none")
-                t = float(arrival[next_arrival])
+                t, receive_now = float(arrival[next_arrival]), True
                 continue
             # a decoding sequence feeds its last token, whose keys and values its cache does not hold yet
             context = np.where(decoding, held - 1, done)
@@ -282,6 +308,7 @@ def run(engine: Engine, arrival, prompts, answers, cached, rng, prefilled=False,
             t += float(engine.step_s(tokens, int(stepping.sum()), new[stepping], context[stepping], decoding[stepping]))
             ends.append(np.array([t]))
             logged.append((1, tokens, int(stepping.sum())))
+            steps_run += 1
             done += chunk
             complete = (chunk > 0) & (done >= target)
             first[ids[complete & (generated == 0)]] = t

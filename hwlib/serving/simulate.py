@@ -103,6 +103,7 @@ def simulate_serving(
     concurrency: int | None = None,
     reserve_output: bool | None = None,
     engine: str = "hwlib",
+    recv_interval: int = 1,
 ) -> SimulatedServing:
     """Serve ``n_requests`` requests of ``model`` on ``n_chips`` tensor-parallel chips of ``where`` and return what
     each request saw (see the module docstring for the engine). ``prompt_len`` and ``output_len`` are one length
@@ -120,6 +121,8 @@ def simulate_serving(
     once): C arrive together, and each finish brings the next. ``reserve_output`` admits a request only while the cache
     holds its prompt and its whole answer, so that none is ever preempted (TensorRT-LLM's default capacity scheduler,
     ``GUARANTEED_NO_EVICT``: tensorrt_llm/llmapi/llm_args.py, ``SchedulerConfig``, commit fcd3f316).
+    ``recv_interval`` k has the scheduler take in newly arrived requests only every k-th step, and whenever it runs
+    none (SGLang's ``--scheduler-recv-interval``, 1 by default, which some published recipes raise to 10 or 30).
 
     ``engine`` (a key of ``hwlib.data.serving_engines.ENGINE_PROFILES``: "vllm", "sglang", "trtllm", or "hwlib", the
     generic engine) sets what ``max_batch_tokens``, ``max_sequences``, ``chunked_prefill`` and ``reserve_output``
@@ -143,7 +146,9 @@ def simulate_serving(
         max_sequences=max_sequences,
         chunked_prefill=chunked_prefill,
         reserve_output=reserve_output,
+        recv_interval=recv_interval,
     )
+    recv_interval = whole_count("recv_interval", recv_interval)
     max_batch_tokens = tier.max_batch_tokens if max_batch_tokens is None else max_batch_tokens
     max_sequences = tier.max_sequences if max_sequences is None else max_sequences
     chunked_prefill = profile.chunked_prefill if chunked_prefill is None else chunked_prefill
@@ -241,6 +246,7 @@ def simulate_serving(
             False,
             concurrency,
             delay,
+            recv_interval,
         )
         return replace(served, engine=label)
     prefill = whole_count("prefill_chips", prefill_chips)
@@ -259,6 +265,7 @@ def simulate_serving(
         False,
         None,
         delay,
+        recv_interval,
     )
     moved = model.kv_bytes(prompts, precision.kv_dtype)
     transfer = _transfer_s(where, chips, min(prefill, chips - prefill), moved)
@@ -297,6 +304,7 @@ def _engine_label(profile, tier, asked: dict) -> str:
         max_sequences=tier.max_sequences,
         chunked_prefill=profile.chunked_prefill,
         reserve_output=profile.reserve_output,
+        recv_interval=1,
     )
     changed = [
         f"{name}={value}" if isinstance(value, bool) else f"{name}={int(value):,}"

@@ -446,6 +446,33 @@ def test_requests_arriving_together_after_a_decode_stretch():
     np.testing.assert_array_equal(out.finish_s[1:], [t1 + p[0] + p[1] + price([4, 4], [0, 0])] * 2)
 
 
+@pytest.mark.parametrize("line", [True, False])
+def test_a_scheduler_that_receives_every_third_step_takes_a_waiting_arrival_at_the_next_multiple(line):
+    """``recv_interval`` 3: request 1 reaches the scheduler during the prefill (step 1), so it is taken in after step
+    3, two decode steps later, and then prefilled; every step the scheduler takes it in at once."""
+    s1 = price([8], [0])
+    every_third = serve(Stub(line=line), [0.0, 0.5], [8, 8], [10, 2], recv_interval=3)
+    assert every_third.first_token_s[1] == s1 + sum(decodes([8], 2)) + price([8], [0])
+    every = serve(Stub(line=line), [0.0, 0.5], [8, 8], [10, 2])
+    assert every.first_token_s[1] == s1 + price([8], [0])
+
+
+def test_a_scheduler_that_receives_rarely_still_takes_an_arrival_when_it_runs_nothing():
+    """An idle engine takes in the next arrival at once, whatever its interval."""
+    out = serve(Stub(), [3.0, 100.0], [8, 8], [2, 2], recv_interval=7)
+    assert out.first_token_s[1] == 100.0 + price([8], [0])
+
+
+def test_a_decode_stretch_runs_on_to_the_step_that_receives():
+    """Request 1 arrives at t = 4, during request 0's decodes (steps of about 1.4 s after a 2.3 s prefill): with an
+    interval of 4 the decodes run to step 4 before it is taken in, with 1 to the step that reaches it."""
+    s1 = price([8], [0])
+    steps = decodes([8], 6)
+    for interval, decoded in ((1, 2), (4, 3)):
+        out = serve(Stub(), [0.0, 4.0], [8, 8], [20, 2], recv_interval=interval)
+        assert out.first_token_s[1] == s1 + sum(steps[:decoded]) + price([8], [0])
+
+
 # --- speculative decoding --------------------------------------------------------------------------------------
 
 

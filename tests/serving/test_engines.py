@@ -78,6 +78,10 @@ def test_an_engines_name_lists_only_the_settings_given_that_differ_from_its_defa
     h100 = hw.chip("H100-SXM")
     same = hw.simulate_serving(LLAMA70, h100, 4, engine="trtllm-0.11", max_batch_tokens=8192, **run)
     assert same.engine == "TensorRT-LLM 0.11 defaults"  # 0.11's own budget, given again
+    every = hw.simulate_serving(LLAMA70, h100, 4, engine="sglang", recv_interval=1, **run)
+    assert every.engine == "SGLang 0.5.3 defaults"
+    rarely = hw.simulate_serving(LLAMA70, h100, 4, engine="sglang", recv_interval=10, **run)
+    assert rarely.engine == "SGLang 0.5.3 defaults, recv_interval=10"
     wider = hw.simulate_serving(LLAMA70, h100, 4, engine="trtllm-0.11", max_batch_tokens=35_000, **run)
     assert wider.engine == "TensorRT-LLM 0.11 defaults, max_batch_tokens=35,000"
     kept = hw.simulate_serving(LLAMA70, h100, 4, engine="trtllm", reserve_output=False, **run)

@@ -148,7 +148,7 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     from hwlib.data.concurrency_runs import GPUSTACK_FILE, INFERENCEX_FILE, RUNS_FILE, SOURCES, concurrency_runs
 
     runs = concurrency_runs()
-    stated = runs.drop(columns=["ttft_tail_s", "tpot_tail_s"])  # a tail only where the source prints it
+    stated = runs.drop(columns=["ttft_tail_s", "tpot_tail_s", "ttft_median_s"])  # only where the source prints them
     assert not stated.isna().any().any() and set(runs["precision"]) <= set(hw.PRECISIONS)
     nim, ix, gs = (runs[runs["source"] == source] for source in SOURCES)
     assert len(gs) == 7 and set(gs["engine"]) == {"vllm", "sglang", "trtllm"} and set(gs["model"]) == {"qwen3-8b"}
@@ -175,6 +175,17 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     assert set(ix[ix["precision"] != "fp8"]["cluster"]) == {"hgx-b200-ndr"}
     line = INFERENCEX_FILE.read_text().splitlines()[1].split(",")
     assert float(line[13]) == ix["ttft_mean_s"].iloc[0] and float(line[16]) == ix["tpot_mean_s"].iloc[0]
+    assert (
+        float(line[14]) == ix["ttft_median_s"].iloc[0]
+        and runs.loc[~runs.index.isin(ix.index), "ttft_median_s"].isna().all()
+    )
+    # SGLang's B200 recipes take in requests every 10th step, every 30th from 16 clients on; every other run each step
+    b200 = (ix["cluster"] == "hgx-b200-ndr") & (ix["engine"] == "sglang") & ~ix["attention_dp"]
+    expected = np.where(b200, np.where(ix["concurrency"] >= 16, 30, 10), 1)
+    assert (ix["recv_interval"] == expected).all() and (
+        runs.loc[~runs.index.isin(ix.index), "recv_interval"] == 1
+    ).all()
+    assert b200.sum() > 20
 
 
 def test_closed_loop_runs_are_simulated_as_run_and_beat_no_bound():

@@ -217,6 +217,8 @@ def test_a_full_cache_preempts_and_every_request_still_finishes():
         (dict(arrival_rate_per_s=-1.0), ValueError, "arrival_rate_per_s"),
         (dict(seed=-1), ValueError, "seed must be >= 0"),
         (dict(seed=[1, 2]), TypeError, "seed must be one whole number"),
+        (dict(recv_interval=0), ValueError, "recv_interval"),
+        (dict(recv_interval=2.5), ValueError, "recv_interval"),
     ],
 )
 def test_bad_input_is_named(options, error, words):
