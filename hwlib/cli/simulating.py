@@ -57,6 +57,7 @@ def _workload(args: argparse.Namespace) -> tuple[dict[str, object], str]:
 def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tuple[str, dict[str, object]]:
     """The engine's settings in words and as JSON ``inputs``."""
     drafter = (args.draft or "mtp") if speculation else None
+    profile = ENGINE_PROFILES[args.engine]
     words = [
         f"engine: {ENGINE_PROFILES[args.engine].label}, up to {args.max_sequences:,} sequences and "
         f"{args.max_batch_tokens:,} tokens a step",
@@ -71,14 +72,8 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         if args.prefix_tokens
         else "no shared prefix",
         "admitting a request only with room for its whole answer" if args.reserve_output else "admitting on its prompt",
-        *(
-            ["each decode's attention walked by one block per KV head"]
-            * (not ENGINE_PROFILES[args.engine].splits_attention)
-        ),
-        *(
-            ["a step with a prompt launched from the host, each MoE layer waiting on its router"]
-            * ENGINE_PROFILES[args.engine].eager_prefill
-        ),
+        *(["each decode's attention walked by one block per KV head"] * (not profile.splits_attention)),
+        *(["a prompt's step launched from the host, each MoE layer waiting on its router"] * profile.eager_prefill),
         *(
             ["experts whole on each chip" + (", attention data-parallel" if args.attention_dp else "")]
             * args.expert_parallel
