@@ -83,7 +83,11 @@ class Priced:
     def attention(self, new: np.ndarray, context: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """FLOPs and bytes of the attention of sequences with ``new`` tokens after ``context`` each, summed over
         the last axis (the sequences of a step)."""
-        flops = np.sum(self.table.attention_flops(new, context), axis=-1)
+        if self.pair_flops is not None and self.model.mla is None:  # every (query, key) pair costs the same
+            new, context = np.asarray(new, dtype=float), np.asarray(context, dtype=float)
+            flops = self.pair_flops * np.sum(new * context + new * (new + 1) / 2, axis=-1)
+        else:
+            flops = np.sum(self.table.attention_flops(new, context), axis=-1)
         if self.kv_per_token is not None:
             return flops, self.kv_per_token * np.sum(context + new, axis=-1)
         return flops, np.sum(self.table.kv_bytes(context + new, self.kv_dtype), axis=-1) * self.copies
