@@ -14,7 +14,7 @@ import numpy as np
 
 from hwlib.collectives import with_latency
 from hwlib.data.records import ModelShape
-from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER
+from hwlib.data.records.layer_rules import EP_ALL_TO_ALLS_PER_LAYER, FORWARD_FLOPS_PER_PARAM
 from hwlib.efficiency import Efficiency, layer_quantization, require_efficiency, resolve
 from hwlib.precision import Precision
 from hwlib.pricing import Collective, Part, Work, attention_rate, price
@@ -78,6 +78,9 @@ class StepPricer:
             else 0
         )
         self.replicated = self.table.matmul_params(active=False) - self.table.expert_params() * model.n_experts
+        # an MLA's down-projections stay whole on every tensor-parallel chip (vLLM's fused_qkv_a_proj, disable_tp)
+        whole = model.mla is not None and topology is not None and not self.attention_dp
+        self.unsplit = model.mla.down_params(model.d_model) * model.n_layers if whole else 0.0
         self.alltoalls = EP_ALL_TO_ALLS_PER_LAYER * routed
 
     def collectives(self, tokens: np.ndarray) -> tuple[Collective, ...]:
@@ -113,8 +116,10 @@ class StepPricer:
         )
         touched = table.touched_matmul_params(tokens)
         read = self.replicated + (touched - self.replicated) / count if self.attention_dp else touched / count
+        unsplit = self.unsplit * (1.0 - 1.0 / count)  # what each chip adds to its share of the unsplit weights
+        flops = table.weight_flops(tokens) / count + FORWARD_FLOPS_PER_PARAM * unsplit * tokens
         parts = {
-            "weights": Part(table.weight_flops(tokens) / count, read * self.weight_bytes, "matmul", quantized),
+            "weights": Part(flops, (read + unsplit) * self.weight_bytes, "matmul", quantized),
             "attention": Part(
                 np.asarray(attention_flops, dtype=float) / count,
                 np.asarray(attention_bytes, dtype=float) / count,

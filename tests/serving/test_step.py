@@ -1,6 +1,8 @@
 """Serving: hw.inference_step and what is built on it (first-token and per-token times, the compute-bound batch,
 the fewest chips, the throughput bound), and every published measured run under its bound."""
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -250,10 +252,11 @@ def test_attention_data_parallelism_holds_all_but_the_routed_experts_on_every_ch
     whole = table.matmul_params(active=False) - table.expert_params() * model.n_experts  # attention, shared, head
     touched = table.touched_matmul_params(batch)
     assert dp.part_bytes["weights"] == pytest.approx(8 * (whole + (touched - whole) / 8))  # fp8: a byte each
-    assert split.part_bytes["weights"] == pytest.approx(touched)
+    unsplit = model.mla.down_params(model.d_model) * model.n_layers  # whole on each of the 8 chips without DP
+    assert split.part_bytes["weights"] == pytest.approx(touched + 7 * unsplit)
     assert dp.part_bytes["attention"] == pytest.approx(batch * model.kv_bytes(context + 1, "fp8"))  # stored once
     assert split.part_bytes["attention"] == pytest.approx(8 * dp.part_bytes["attention"])  # MLA: one latent head
-    assert dp.part_flops["weights"] == pytest.approx(split.part_flops["weights"])
+    assert dp.part_flops["weights"] == pytest.approx(split.part_flops["weights"] - 2 * 7 * unsplit * batch)
     pricer = StepPricer(
         model, node.chip, split_topology(node), 8, hw.PRECISIONS["fp8"], expert_parallel=True, attention_dp=True
     )
@@ -284,3 +287,25 @@ def split_topology(node):
     from hwlib.placement import serving_place
 
     return serving_place(node, hw.model("deepseek-v3"), 8)[1]
+
+
+def test_an_mla_s_down_projections_stay_whole_on_every_tensor_parallel_chip():
+    """DeepSeek-V3's query and latent down-projections, d x (r_q + r_kv + d_rope) = 7,168 x 2,112 a layer, are not
+    split by tensor parallelism: each of n chips reads and multiplies all of them, (n - 1) copies more than a split;
+    one chip, attention data parallelism and a model without MLA add nothing."""
+    model, node = hw.model("deepseek-v3"), hw.cluster("hgx-h200-ndr")
+    assert model.mla.down_params(model.d_model) == 7168 * (1536 + 512 + 64)
+    unsplit = model.mla.down_params(model.d_model) * model.n_layers
+    touched = model.table().touched_matmul_params(16)
+    flops = model.table().weight_flops(16)
+    for chips in (2, 8):
+        step = hw.inference_step(model, node, 16, 1024, 1, chips, precision="fp8")
+        assert step.part_bytes["weights"] == pytest.approx(touched + (chips - 1) * unsplit)  # fp8: a byte each
+        assert step.part_flops["weights"] == pytest.approx(flops + 2 * 16 * (chips - 1) * unsplit)
+    one = hw.inference_step(model, hw.chip("H200"), 16, 1024, precision="fp8")
+    assert one.part_bytes["weights"] == pytest.approx(touched)
+    llama = hw.model("llama-3-70b")
+    eight = hw.inference_step(llama, hw.cluster("hgx-h100-ndr"), 16, 1024, 1, 8, precision="fp8")
+    assert eight.part_bytes["weights"] == pytest.approx(llama.table().touched_matmul_params(16))
+    no_q_rank = replace(model.mla, q_lora_rank=None)
+    assert no_q_rank.down_params(model.d_model) == 7168 * (512 + 64)

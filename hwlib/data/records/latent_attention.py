@@ -51,6 +51,12 @@ class LatentAttention:
         expansion = self.kv_lora_rank * n_heads * (self.qk_nope_head_dim + self.v_head_dim)
         return float(query + d_model * self.cache_width + expansion + n_heads * self.v_head_dim * d_model)
 
+    def down_params(self, d_model: int) -> float:
+        """Weights of one layer's down-projections from the residual stream: the query's to its low rank (where it
+        is low-rank) and the latent's with the rotary key, d x (r_q + r_kv + d_rope). Serving engines do not split
+        them under tensor parallelism: every chip computes them for every token (``hw.inference_step``)."""
+        return float(d_model * ((self.q_lora_rank or 0) + self.cache_width))
+
     def norm_width(self) -> int:
         """Elements of the norms on the latents: the KV latent's and the query's (where it is low-rank)."""
         return self.kv_lora_rank + (self.q_lora_rank or 0)
