@@ -102,7 +102,9 @@ class Priced:
 
     def step_s(self, tokens: int, sequences: int, new: np.ndarray, context: np.ndarray, verifying=None) -> np.ndarray:
         """Seconds of steps whose sequences each take ``new`` tokens after ``context`` (the last axis runs over the
-        sequences; a leading one over consecutive steps); ``verifying`` is a speculative engine's (``Engine``)."""
+        sequences; a leading one over consecutive steps); ``verifying`` is a speculative engine's (``Engine``). A
+        step in which a sequence takes more tokens than a captured graph runs (``graphed_new``: a prompt or its chunk)
+        adds an eager engine's host time (``eager_s``)."""
         longest, eager = 0.0, 0.0
         if self.eager_s and np.any(np.asarray(new) > self.graphed_new):
             eager = self.eager_s
