@@ -5,8 +5,9 @@ closed form. An engine that gives each (sequence, KV head) one thread block for 
 splitting its context over several (``EngineProfile.splits_attention``: TensorRT-LLM before 0.13's
 ``multi_block_mode``), waits in its forecast for the longest such walk: the longest sequence's cache for one KV
 head at 16 bits (an fp8 cache is widened before its dot products: per token it takes as long), at the bandwidth
-one SM reaches alone (``Efficiency.walk_share`` times its even share). Chapter
-:ref:`ch-serving-measured`.
+one SM reaches alone (``Efficiency.walk_share`` times its even share). An engine that replays captured graphs
+only for decode steps (``EngineProfile.eager_prefill``) adds to each forecast step that takes prompt tokens each MoE
+layer's host time (``Efficiency.moe_layer_overhead_s``). Chapter :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
