@@ -134,8 +134,8 @@ def run(
     are a benchmark's closed loop: the first C requests arrive at once and each that finishes sends the next. Each
     request reaches the scheduler after the server's work before it schedules it, drawn for each request with mean
     ``delay_s`` (``assumptions.FRONT_END_SPREAD``), and in the order sent; the result's arrivals are the sends. The
-    scheduler takes in the requests that have reached it only every ``recv_interval``-th step, and whenever it runs
-    nothing."""
+    scheduler takes in the requests that have reached it after every step that took prompt tokens, after every
+    ``recv_interval``-th decode step since, and whenever it runs nothing (SGLang's ``SchedulerRecvSkipper``)."""
     count = len(arrival)
     sends = np.asarray(arrival, dtype=float).copy()
     if concurrency is not None:
@@ -149,11 +149,11 @@ def run(
     n = 0  # running requests
     carried: dict[int, int] = {}  # a preempted request's generated tokens while it waits
     t, next_arrival, preemptions = 0.0, 0, 0
-    steps_run, receive_now = 0, False  # steps so far; whether a stalled engine must take in what has arrived
+    decodes, receive_now = 0, True  # decode steps since the last that took prompts; whether to take in arrivals now
 
     def received(steps: int) -> int:
-        """The fewest steps from ``steps`` on after which the scheduler takes in new requests."""
-        return steps + (-(steps_run + steps)) % recv_interval
+        """The fewest decode steps from ``steps`` on after which the scheduler takes in new requests."""
+        return steps + (-(decodes + steps)) % recv_interval
 
     ends: list[np.ndarray] = []
     lines: list[tuple[float, int, float, float]] = []  # decode stretches as (start, steps, first, growth)
@@ -183,7 +183,7 @@ def run(
         while (
             next_arrival < count
             and arrival[next_arrival] <= t
-            and (n == 0 or receive_now or not steps_run % recv_interval)
+            and (n == 0 or receive_now or not decodes % recv_interval)
         ):
             waiting.append(next_arrival)
             next_arrival += 1
@@ -265,7 +265,7 @@ def run(
             ends.append(t + times[:steps])
             t += float(times[steps - 1])
             logged.append((steps, n * per_decode, n))
-            steps_run += steps
+            decodes += steps
             generated += gains[:steps].sum(axis=0)
             over = generated >= answers[ids]
         elif chunk is None and decoding.all() and n:
@@ -290,7 +290,7 @@ def run(
                 lines.append((t, steps, first_s, growth_s))
                 t += steps * first_s + growth_s * steps * (steps - 1) / 2
             logged.append((steps, n, n))
-            steps_run += steps
+            decodes += steps
             generated += steps
             over = left <= steps
         else:
@@ -308,7 +308,8 @@ def run(
             t += float(engine.step_s(tokens, int(stepping.sum()), new[stepping], context[stepping], decoding[stepping]))
             ends.append(np.array([t]))
             logged.append((1, tokens, int(stepping.sum())))
-            steps_run += 1
+            prompted = bool(chunk.any())  # a step that took prompt tokens makes the scheduler receive next
+            decodes, receive_now = (0, True) if prompted else (decodes + 1, False)
             done += chunk
             complete = (chunk > 0) & (done >= target)
             first[ids[complete & (generated == 0)]] = t

@@ -447,14 +447,22 @@ def test_requests_arriving_together_after_a_decode_stretch():
 
 
 @pytest.mark.parametrize("line", [True, False])
-def test_a_scheduler_that_receives_every_third_step_takes_a_waiting_arrival_at_the_next_multiple(line):
-    """``recv_interval`` 3: request 1 reaches the scheduler during the prefill (step 1), so it is taken in after step
-    3, two decode steps later, and then prefilled; every step the scheduler takes it in at once."""
+def test_a_scheduler_that_receives_every_third_decode_takes_an_arrival_at_the_next_multiple(line):
+    """``recv_interval`` 3 (SGLang's ``SchedulerRecvSkipper``): request 1 reaches the scheduler at t = 3, during
+    request 0's first decode step (the prefill ends at about 2.26 s, each decode takes about 1.38 s), so it is taken
+    in after the third decode step since the prefill, and then prefilled; every step, after the first."""
     s1 = price([8], [0])
-    every_third = serve(Stub(line=line), [0.0, 0.5], [8, 8], [10, 2], recv_interval=3)
-    assert every_third.first_token_s[1] == s1 + sum(decodes([8], 2)) + price([8], [0])
-    every = serve(Stub(line=line), [0.0, 0.5], [8, 8], [10, 2])
-    assert every.first_token_s[1] == s1 + price([8], [0])
+    steps = decodes([8], 3)
+    every_third = serve(Stub(line=line), [0.0, 3.0], [8, 8], [10, 2], recv_interval=3)
+    assert every_third.first_token_s[1] == s1 + sum(steps[:3]) + price([8], [0])
+    every = serve(Stub(line=line), [0.0, 3.0], [8, 8], [10, 2])
+    assert every.first_token_s[1] == s1 + steps[0] + price([8], [0])
+
+
+def test_a_step_that_takes_a_prompt_makes_the_scheduler_receive_at_once():
+    """A request that arrives during a prompt's step is taken in right after it, whatever the interval."""
+    out = serve(Stub(), [0.0, 0.5], [8, 8], [10, 2], recv_interval=7)
+    assert out.first_token_s[1] == price([8], [0]) + price([8], [0])
 
 
 def test_a_scheduler_that_receives_rarely_still_takes_an_arrival_when_it_runs_nothing():
@@ -464,11 +472,12 @@ def test_a_scheduler_that_receives_rarely_still_takes_an_arrival_when_it_runs_no
 
 
 def test_a_decode_stretch_runs_on_to_the_step_that_receives():
-    """Request 1 arrives at t = 4, during request 0's decodes (steps of about 1.4 s after a 2.3 s prefill): with an
-    interval of 4 the decodes run to step 4 before it is taken in, with 1 to the step that reaches it."""
+    """Request 1 arrives at t = 4, in request 0's second decode step: with an interval of 4 the decodes run to the
+    fourth since the prefill before it is taken in, with 1 to the step that reaches it; the intakes count again from
+    the prompt's step (the second request's prefill restarts the count)."""
     s1 = price([8], [0])
     steps = decodes([8], 6)
-    for interval, decoded in ((1, 2), (4, 3)):
+    for interval, decoded in ((1, 2), (4, 4), (3, 3)):
         out = serve(Stub(), [0.0, 4.0], [8, 8], [20, 2], recv_interval=interval)
         assert out.first_token_s[1] == s1 + sum(steps[:decoded]) + price([8], [0])
 
