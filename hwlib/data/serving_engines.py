@@ -27,7 +27,9 @@ VLLM = EngineProfile(
     f"scheduling policy prioritizes decode requests', preemption 'RECOMPUTE' ({_READ})",
     note="The API server's limits (`vllm serve`). Its cache is 0.9 of the device's memory less the weights; the "
     "activations' peak that vLLM also subtracts is not. Prefix caching is on, which matters only for prompts that "
-    "share a prefix (`prefix_tokens`).",
+    "share a prefix (`prefix_tokens`). Steps beyond its largest captured size run without a CUDA graph; whether a "
+    "mixture of experts' routing then waits on the host, as in SGLang's prompt steps, no vLLM run here shows, so "
+    "the profile adds no host time (`eager_prefill`).",
 )
 """vLLM's V1 engine, version 0.11.0, as `vllm serve` starts it."""
 
