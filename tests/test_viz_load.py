@@ -250,25 +250,28 @@ def test_explorer_bad_arguments_are_named(options, error, words):
 
 def test_the_closed_loop_check_draws_each_engine_and_publisher_against_the_diagonal():
     """Two log-log panels: one scatter per (engine, publisher) with one point per simulated run, its measured mean
-    against the simulated one, the diagonal, and the aims' band around it; runs without a simulation are left out."""
+    (else median) against the simulated one, the diagonal, and the aims' band around it; runs without a simulation
+    are left out."""
     import pandas as pd
 
     table = pd.DataFrame(
         {
             "source": ["A", "A", "B", "B"],
             "engine": ["vllm", "vllm", "trtllm", "sglang"],
-            "ttft_mean_s": [0.1, 0.2, 0.3, 0.4],
+            "ttft_measured_s": [0.1, 0.2, 0.3, 0.4],
             "ttft_s": [0.11, 0.18, np.nan, 0.5],
-            "tpot_mean_s": [0.01, 0.02, 0.03, 0.04],
+            "tpot_measured_s": [0.01, 0.02, 0.03, np.nan],
             "tpot_s": [0.012, 0.019, np.nan, 0.035],
         }
     )
     ttft, tpot = hw.viz.plot_closed_loop_check(table, aims=(0.25, 0.1))
-    for ax, name in ((ttft, "ttft"), (tpot, "tpot")):
+    for ax, name, drawn in ((ttft, "ttft", [2, 1]), (tpot, "tpot", [2])):
         assert ax.get_xscale() == ax.get_yscale() == "log"
         points = [collection.get_offsets() for collection in ax.collections[1:]]
-        assert [len(p) for p in points] == [2, 1]  # vLLM's two runs of A, SGLang's one of B; B's trtllm unsimulated
-        np.testing.assert_allclose(points[0], table[[f"{name}_mean_s", f"{name}_s"]].to_numpy()[:2])
+        assert [
+            len(p) for p in points
+        ] == drawn  # vLLM's two runs of A, SGLang's of B (no TPOT printed); trtllm's unsimulated
+        np.testing.assert_allclose(points[0], table[[f"{name}_measured_s", f"{name}_s"]].to_numpy()[:2])
         (diagonal,) = ax.get_lines()
         np.testing.assert_allclose(diagonal.get_xdata(), diagonal.get_ydata())
     band = ttft.collections[0].get_paths()[0].vertices[:, 1] / ttft.collections[0].get_paths()[0].vertices[:, 0]
@@ -283,7 +286,7 @@ def test_the_closed_loop_check_refuses_what_it_cannot_draw():
         hw.viz.plot_closed_loop_check([1, 2])
     with pytest.raises(ValueError, match="lacks the columns"):
         hw.viz.plot_closed_loop_check(pd.DataFrame({"source": ["A"]}))
-    table = pd.DataFrame({name: [np.nan] for name in ("ttft_mean_s", "ttft_s", "tpot_mean_s", "tpot_s")})
+    table = pd.DataFrame({name: [np.nan] for name in ("ttft_measured_s", "ttft_s", "tpot_measured_s", "tpot_s")})
     table = table.assign(source="A", engine="vllm")
     with pytest.raises(ValueError, match="no simulated run"):
         hw.viz.plot_closed_loop_check(table)

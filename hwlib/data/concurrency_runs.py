@@ -1,8 +1,10 @@
-"""Closed-loop serving benchmarks: NVIDIA NIM (its TensorRT-LLM backend) serving Llama 3 8B and 70B on DGX A100 and
-DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset; SemiAnalysis
+"""Serving benchmarks under load, by engine: NVIDIA NIM (its TensorRT-LLM backend) serving Llama 3 8B and 70B on DGX
+A100 and DGX H100 at 1 to 250 concurrent clients, from NVIDIA's Deep Learning Institute course dataset; SemiAnalysis
 InferenceX's DeepSeek-R1 on one node of H200s, B200s or MI300Xs under SGLang and TensorRT-LLM, in fp8 and (B200)
-NVFP4 (both found only in third-party copies, ``load_runs/README.md``); and GPUStack's performance lab's Qwen3-8B on
-one H100 under vLLM, SGLang and TensorRT-LLM. Chapter :ref:`ch-serving-measured`.
+NVFP4 (both found only in third-party copies, ``load_runs/README.md``); GPUStack's performance lab's Qwen3-8B on one
+H100 under vLLM, SGLang and TensorRT-LLM; the SGLang team's SGLang 0.3.0 against vLLM 0.6.0 and DataCrunch's SGLang
+on H200s, both at Poisson request rates; and the vLLM blog's long prompts on one H100. Chapter
+:ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
@@ -38,7 +40,37 @@ GPUSTACK_SOURCE = cite(
     "2026-12-06",
 )
 """Where the GPUStack runs come from."""
-SOURCES = ("NVIDIA DLI (NIM)", "SemiAnalysis InferenceX", "GPUStack performance lab")
+SGLANG_VLLM_FILE = Path(__file__).with_name("load_runs") / "sglang_vllm060.csv"
+SGLANG_VLLM_SOURCE = cite(
+    "SGLang team, 'How to reproduce the benchmark results for SGLang v0.3.0 compared to vLLM v0.6.0', "
+    "sgl-project/sglang benchmark/benchmark_vllm_060/README.md at commit 120affb9: sglang.bench_serving, ShareGPT, "
+    "Poisson arrivals; vLLM started with --num-scheduler-steps 10",
+    "2026-12-07",
+)
+"""Where the SGLang team's runs of SGLang 0.3.0 and vLLM 0.6.0 come from."""
+DATACRUNCH_FILE = Path(__file__).with_name("load_runs") / "datacrunch_h200.csv"
+DATACRUNCH_SOURCE = cite(
+    "DataCrunch, datacrunch-research/h200-benchmarks at commit c091ef53 (2024-12-14): "
+    "sglang/outputs/llama_3_3_70b_online_output.jsonl and llama_405b_online_output.jsonl, launch commands in "
+    "sglang/experiments/: sglang.bench_serving, Poisson arrivals",
+    "2026-12-07",
+)
+"""Where DataCrunch's SGLang runs on H200s come from."""
+VLLM_BLOG_FILE = Path(__file__).with_name("load_runs") / "vllm_fp8_kv_blog.csv"
+VLLM_BLOG_SOURCE = cite(
+    "vLLM blog, 'The State of FP8 KV-Cache and Attention Quantization in vLLM' (2026-04-22), Table 4 'Throughput "
+    "under Load', vllm-project/vllm-project.github.io _posts/2026-04-22-fp8-kvcache.md at commit c3a01c4a",
+    "2026-12-07",
+)
+"""Where the vLLM blog's closed-loop run comes from."""
+SOURCES = (
+    "NVIDIA DLI (NIM)",
+    "SemiAnalysis InferenceX",
+    "GPUStack performance lab",
+    "SGLang team",
+    "DataCrunch",
+    "vLLM blog",
+)
 """The publishers, as the table's ``source`` column names them."""
 INFERENCEX_RANGE = 0.8
 """The shortest length InferenceX's client draws, as a share of the stated one (``--random-range-ratio 0.8``)."""
@@ -57,8 +89,20 @@ _IX_ENGINES = {"sglang": "sglang", "trt": "trtllm"}
 _IX_PRECISIONS = {"fp8": "fp8", "fp4": "nvfp4, fp8 KV"}
 """InferenceX's precisions as ``hw.PRECISIONS`` keys: its B200 FP4 runs serve nvidia/DeepSeek-R1-0528-FP4(-V2),
 NVFP4 checkpoints (the KV cache's dtype is not stated: fp8, as for the fp8 runs)."""
+VLLM_SCHEDULER_STEPS = 10
+"""The decode steps vLLM 0.6.0 ran per scheduling in the SGLang team's runs (``--num-scheduler-steps 10``): a request
+that arrives waits for the next scheduling, as at SGLang's receive interval (``recv_interval``)."""
 _NS = 1e-9
+_MS = 1e-3
 _GS_ENGINES = {"vLLM": "vllm", "SGLang": "sglang", "TensorRT-LLM": "trtllm"}
+_LLAMA = {
+    "Llama 3.1 8B Instruct": "llama-3-8b",
+    "Llama 3.1 70B Instruct": "llama-3-70b",
+    "meta-llama/Llama-3.3-70B-Instruct": "llama-3-70b",
+    "meta-llama/Llama-3.1-405B-Instruct": "llama-3.1-405b",
+}
+"""The Llama 3.1 and 3.3 checkpoints as hwlib shapes (8B and 70B keep Llama 3's shapes)."""
+_GPUS = {"A100 80G": "hgx-a100-hdr", "H100 80G": "hgx-h100-ndr"}
 
 
 def concurrency_runs() -> object:
@@ -67,9 +111,10 @@ def concurrency_runs() -> object:
     expert parallelism and the attention by data parallelism (``attention_dp``), precision (a key of ``hw.PRECISIONS``),
     prompt and answer tokens and the shortest share of them the client draws (``length_low``: 1 for fixed lengths), the
     steps between the scheduler's intakes of new requests that the run's recipe sets (``recv_interval``), the
-    requests the benchmark sent and measured (``requests``: 0 where the source does not say), clients, the measured mean
-    time to first token and per output token after it (s), the median first token where the source prints it
-    (``ttft_median_s``: InferenceX only, else NaN), and the percentile of them the source prints
+    requests the benchmark sent and measured (``requests``: 0 where the source does not say), clients (``concurrency``;
+    0 for Poisson arrivals at ``request_rate`` requests/s, NaN for a closed loop), the measured mean time to first
+    token and per output token after it (s) and their medians (``ttft_median_s``, ``tpot_median_s``), NaN where the
+    source does not print them, and the percentile of them the source prints
     (``tail_percentile``: 95 for NIM, both; 99 for InferenceX, the first token's only; 0 for none) with its values
     (``ttft_tail_s``, ``tpot_tail_s``: NaN where not printed). Chapter :ref:`ch-serving-measured`."""
     import pandas as pd
@@ -89,11 +134,13 @@ def concurrency_runs() -> object:
             "output_tokens": raw["input_config-output_tokens_mean"].astype(int),
             "length_low": 1.0,
             "recv_interval": 1,
+            "request_rate": np.nan,
             "concurrency": raw["input_config-concurrency"].astype(int),
             "requests": 0,
             "ttft_mean_s": raw["time_to_first_token-avg"] * _NS,
             "ttft_median_s": np.nan,
             "tpot_mean_s": raw["inter_token_latency-avg"] * _NS,
+            "tpot_median_s": np.nan,
             "tail_percentile": 95,
             "ttft_tail_s": raw["time_to_first_token-p95"] * _NS,
             "tpot_tail_s": raw["inter_token_latency-p95"] * _NS,
@@ -121,11 +168,13 @@ def concurrency_runs() -> object:
                 ),
                 1,
             ),
+            "request_rate": np.nan,
             "concurrency": ix["conc"].astype(int),
             "requests": INFERENCEX_PROMPTS_PER_CLIENT * ix["conc"].astype(int),
             "ttft_mean_s": ix["mean_ttft"],
             "ttft_median_s": ix["median_ttft"],
             "tpot_mean_s": ix["mean_tpot"],
+            "tpot_median_s": ix["median_tpot"],
             "tail_percentile": 99,
             "ttft_tail_s": ix["p99_ttft"],
             "tpot_tail_s": np.nan,
@@ -148,14 +197,113 @@ def concurrency_runs() -> object:
             "output_tokens": (gs["total_generated_tokens"] / gs["successful_requests"]).round().astype(int),
             "length_low": 1.0,
             "recv_interval": 1,
+            "request_rate": np.nan,
             "concurrency": gs["concurrency"].astype(int),
             "requests": gs["successful_requests"].astype(int),
             "ttft_mean_s": gs["mean_ttft_ms"] * 1e-3,
             "ttft_median_s": np.nan,
             "tpot_mean_s": gs["mean_tpot_ms"] * 1e-3,
+            "tpot_median_s": np.nan,
             "tail_percentile": 0,
             "ttft_tail_s": np.nan,
             "tpot_tail_s": np.nan,
         }
     )
-    return pd.concat([nim, inferencex, gpustack], ignore_index=True)
+    runs = pd.concat([nim, inferencex, gpustack, *_open_loops(), _vllm_blog()], ignore_index=True)
+    return runs.astype({"concurrency": int, "requests": int, "recv_interval": int})
+
+
+def _measured(**columns: object) -> dict:
+    """The columns a run's source may leave unprinted, NaN unless given."""
+    names = ("ttft_mean_s", "ttft_median_s", "tpot_mean_s", "tpot_median_s", "ttft_tail_s", "tpot_tail_s")
+    return {name: columns.get(name, np.nan) for name in names} | {"tail_percentile": columns.get("tail_percentile", 0)}
+
+
+def _open_loops() -> list:
+    """The SGLang team's and DataCrunch's runs: Poisson arrivals at ``request_rate``, no closed loop (concurrency 0)."""
+    import pandas as pd
+
+    dc = pd.read_csv(DATACRUNCH_FILE)
+    # sglang.bench_serving's seeded ShareGPT sample of 1,200 or 2,400 prompts, as DataCrunch's runs print its totals
+    # (the SGLang team's runs, with the same client, counts and Llama 3 tokenizer, print none)
+    sharegpt = dc[dc["dataset_name"] == "sharegpt"].drop_duplicates("completed").set_index("completed")
+    sg = pd.read_csv(SGLANG_VLLM_FILE)
+    sample = sharegpt.loc[sg["num_prompts"]]
+    mean_of = lambda total: np.rint(sample[total].to_numpy() / sample.index.to_numpy())  # noqa: E731
+    engine = sg["engine"].map(_GS_ENGINES)
+    team = pd.DataFrame(
+        {
+            "source": SOURCES[3],
+            "engine": engine,
+            "model": sg["model"].map(_LLAMA),
+            "cluster": sg["gpu"].map(_GPUS),
+            "chips": sg["tp"].astype(int),
+            "prompt_tokens": mean_of("total_input_tokens"),
+            "output_tokens": mean_of("total_output_tokens"),
+            "length_low": 1.0,
+            "recv_interval": np.where(engine == "vllm", VLLM_SCHEDULER_STEPS, 1),
+            "request_rate": sg["request_rate"].astype(float),
+            "requests": sg["num_prompts"].astype(int),
+            **_measured(ttft_median_s=sg["median_ttft_ms"] * _MS, tpot_median_s=sg["median_tpot_ms"] * _MS),
+        }
+    )
+    random = dc["dataset_name"] == "random"
+    datacrunch = pd.DataFrame(
+        {
+            "source": SOURCES[4],
+            "engine": "sglang",
+            "model": dc["model"].map(_LLAMA),
+            "cluster": "hgx-h200-ndr",
+            "chips": dc["tp"].astype(int),
+            # random: each length uniform from 1 to the stated one (range ratio 0); ShareGPT: the printed means
+            "prompt_tokens": np.where(
+                random, dc["random_input_len"], (dc["total_input_tokens"] / dc["completed"]).round()
+            ),
+            "output_tokens": np.where(
+                random, dc["random_output_len"], (dc["total_output_tokens"] / dc["completed"]).round()
+            ),
+            "length_low": np.where(random, dc["random_range_ratio"], 1.0),
+            "recv_interval": 1,
+            "request_rate": dc["request_rate"].astype(float),
+            "requests": dc["completed"].astype(int),
+            # the median gap between streamed tokens is not a request's time per output token: not compared
+            **_measured(ttft_median_s=dc["median_ttft_ms"] * _MS),
+        }
+    )
+    frames = [team, datacrunch]
+    for frame in frames:
+        frame[["expert_parallel", "attention_dp", "precision", "concurrency"]] = (False, False, "bf16", 0)
+        frame[["prompt_tokens", "output_tokens"]] = frame[["prompt_tokens", "output_tokens"]].astype(int)
+    return frames
+
+
+def _vllm_blog() -> object:
+    """The vLLM blog's closed loop of 8 clients, each length within 15 % of the stated one, its first token (it prints
+    the median gap between streamed tokens, not a request's time per output token), its 16-bit cache's run
+    (the fp8 cache's keeps bf16 weights and matmuls beside an fp8 cache and attention, which ``hw.PRECISIONS`` does
+    not hold)."""
+    import pandas as pd
+
+    blog = pd.read_csv(VLLM_BLOG_FILE)
+    blog = blog[blog["config"] == "BF16"]
+    high = 1 + blog["length_variance"]
+    return pd.DataFrame(
+        {
+            "source": SOURCES[5],
+            "engine": "vllm",
+            "model": "llama-3-8b",
+            "cluster": "hgx-h100-ndr",
+            "chips": 1,
+            "expert_parallel": False,
+            "attention_dp": False,
+            "precision": "bf16",
+            "prompt_tokens": (blog["input_tokens"] * high).round().astype(int),
+            "output_tokens": (blog["output_tokens"] * high).round().astype(int),
+            "length_low": (1 - blog["length_variance"]) / high,
+            "recv_interval": 1,
+            "request_rate": np.nan,
+            "concurrency": blog["concurrency"].astype(int),
+            "requests": blog["num_prompts"].astype(int),
+            **_measured(ttft_median_s=blog["median_ttft_ms"] * _MS),  # its median ITL is not a TPOT either
+        }
+    )

@@ -1,13 +1,13 @@
-"""Serving measurements under a stated load: MLPerf Inference Server runs, SGLang's benchmark at fixed request
-rates and a vLLM prefix-cache prototype's rate sweep, each with the load, lengths and system it states; and
-EAGLE-3's speculative-decoding speed-ups against the batch.
+"""Serving measurements under a stated load on hwlib's generic engine: MLPerf Inference Server runs and a vLLM
+prefix-cache prototype's rate sweep, each with the load, lengths and system it states (runs of a named engine are
+in ``concurrency_runs``); and EAGLE-3's speculative-decoding speed-ups against the batch.
 Collected in research/serving_many_measurements.md. Chapter :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
 
 from hwlib.data.records import LoadRun, SpeculationRun, cite
-from hwlib.data.serving_rows import BF16, FP8, FP16, V41
+from hwlib.data.serving_rows import FP8, FP16, V41
 
 _READ = "2026-12-02"
 _MLPERF_LENGTHS = (
@@ -38,11 +38,6 @@ _H200 = _mlperf(
 )
 _H100 = _mlperf(
     "closed/NVIDIA/results/DGX-H100_H100-SXM-80GBx8_TRT/llama2-70b-99.9/Server/performance/run_1/mlperf_log_summary.txt"
-)
-_SGLANG = cite(
-    "https://github.com/sgl-project/sglang, benchmark/benchmark_vllm_060/README.md (commit 120affb9), the SGLang "
-    "team's comparison with vLLM 0.6.0",
-    _READ,
 )
 _PREFIX = cite(
     "https://github.com/vllm-project/vllm/pull/1983 ('[WIP] Prefix prompt cache', description of 2023-12-08), "
@@ -148,33 +143,6 @@ RUNS: tuple[LoadRun, ...] = (
         + _SERVER_LIMITS
         + " "
         + _MLPERF_LENGTHS,
-    ),
-    *(
-        LoadRun(
-            key=f"sglang030-h100x4-llama31-70b-{rate}qps",
-            source="SGLang team, benchmark against vLLM 0.6.0",
-            system="4 x H100 80 GB (SXM not stated), SGLang 0.3.0, TP4, radix cache off",
-            where_key="hgx-h100-ndr",
-            n_chips=4,
-            tensor_parallel=4,
-            model_key="llama-3-70b",
-            dtypes=BF16,
-            rate_per_s=_SGLANG(rate, "requests/s", quoted),
-            prompt_len=202,
-            n_requests=count,
-            output_len=3856.01 / 19.84,
-            measured={"ttft_p50_s": _SGLANG(ttft * 1e-3, "s", quoted), "tpot_p50_s": _SGLANG(tpot * 1e-3, "s", quoted)},
-            note="Columns: request rate, prompts, engine, median end-to-end latency, TTFT, TPOT and ITL (ms); the "
-            "median latency is left out, as it depends on the spread of answer lengths, which is not stated; "
-            "'--num-prompts 1200 --request-rate 4' (2,400 at 8). Lengths: ShareGPT, not stated for this run; "
-            "prompts at the 202-token mean of vLLM's 500-prompt ShareGPT sample ('Average input tokens: 202', "
-            "vLLM blog of 2024-09-05), answers at this README's offline mean (3,856.01 tokens/s over 19.84 "
-            "requests/s). Llama 3.1 70B has Llama 3 70B's shape.",
-        )
-        for rate, count, ttft, tpot, quoted in (
-            (4, 1200, 53.94, 25.03, "| 4    | 1200        | SGLang | 3005.24            | **53.94**   | 25.03       |"),
-            (8, 2400, 58.11, 33.07, "| 8    | 2400        | SGLang | 4064.98            | **58.11**   | 33.07       |"),
-        )
     ),
     _prefix_run(10, False, 9.80, 2.87, 0.45, "10 QPS | Base | 9.80 requests/s | 2.87 s | 0.45 s"),
     _prefix_run(10, True, 9.83, 1.97, 0.29, "10 QPS | Prefix Cache | 9.83 requests/s | 1.97 s | 0.29 s"),

@@ -1,7 +1,8 @@
-"""Closed-loop serving benchmarks against the simulation: each published run simulated as its client ran it (its
-clients, lengths, requests, engine profile and precision), its mean and printed tail of the time to first token and
-per output token against the forecast's, and the bounds no run may beat; and the two values the closed loops fit,
-a server's own time per request and the bandwidth of a lone decode walk. Chapter :ref:`ch-serving-measured`.
+"""Serving benchmarks under load against the simulation: each published run simulated as its client ran it (its
+clients or Poisson arrivals, lengths, requests, engine profile and precision), its mean (else median) and printed
+tail of the time to first token and per output token against the forecast's, and the bounds no run may beat; and
+the two values the closed loops fit, a server's own time per request and the bandwidth of a lone decode walk.
+Chapter :ref:`ch-serving-measured`.
 """
 
 from __future__ import annotations
@@ -21,24 +22,26 @@ CLOSED_LOOP_LEAST = 60
 
 
 def concurrency_check(runs: object = None) -> object:
-    """Closed-loop runs (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them) simulated as
-    run: their clients (``concurrency``), lengths (drawn uniformly between ``length_low`` of the stated ones and the
-    stated ones, with a fixed seed), tensor-parallel chips, expert and attention data parallelism and precision, under
-    their engine's profile with the scheduler's intake interval their recipe sets (``recv_interval``), the requests the
-    run sent (else ``CLOSED_LOOP_WAVES`` a client). The table gains the
-    forecast simulation's mean time to first token and per output token (``ttft_s``, ``tpot_s``), their errors
-    (simulated over measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound
-    (``ttft_bound_s``: no first token comes sooner) and the bound's simulation's mean time per output token
+    """Serving runs under load (default every run of ``hwlib.data.concurrency_runs``, or a table of some of them)
+    simulated as run: their clients (``concurrency``) or Poisson arrivals (``request_rate``, where ``concurrency`` is
+    0), lengths (drawn uniformly between ``length_low`` of the stated ones and the stated ones, with a fixed seed),
+    tensor-parallel chips, expert and attention data parallelism and precision, under their engine's profile with the
+    scheduler's intake interval their recipe sets (``recv_interval``), the requests the run sent (else
+    ``CLOSED_LOOP_WAVES`` a client). Each run is compared at the statistic it prints (``statistic``: its mean, else
+    its median; ``ttft_measured_s``, ``tpot_measured_s``). The table gains the forecast simulation's value of that
+    statistic for the time to first token and per output token (``ttft_s``, ``tpot_s``), their errors (simulated
+    over measured, minus 1), and the bounds: the shortest prompt's prefill alone at the bound (``ttft_bound_s``: no
+    first token comes sooner) and the bound's simulation's time per output token at the same statistic
     (``tpot_bound_s``); and at the percentile the run prints (``tail_percentile``) the forecast's
     (``ttft_tail_forecast_s``, ``tpot_tail_forecast_s``) and their errors (``ttft_tail_error``, ``tpot_tail_error``; NaN
     where none is printed); all NaN for a run whose weights leave its engine's default share of memory no cache (its
     recipe set another). Chapter :ref:`ch-serving-measured`."""
     table = concurrency_runs.concurrency_runs() if runs is None else _closed_loop_table(runs)
-    columns = {
-        name: []
-        for name in ("ttft_s", "tpot_s", "ttft_bound_s", "tpot_bound_s", "ttft_tail_forecast_s", "tpot_tail_forecast_s")
-    }
+    names = ("mean_ttft", "mean_tpot", "ttft_bound_s", "mean_tpot_bound", "ttft_tail_forecast_s")
+    names += ("tpot_tail_forecast_s", "median_ttft", "median_tpot", "median_tpot_bound")
+    columns = {name: [] for name in names}
     for run in table.itertuples():
+        rate = 0.0 if run.concurrency else float(run.request_rate)
         key = (
             run.engine,
             run.model,
@@ -52,6 +55,7 @@ def concurrency_check(runs: object = None) -> object:
             run.length_low,
             run.recv_interval,
             run.concurrency,
+            rate,
             run.requests,
             run.tail_percentile,
         )
@@ -59,10 +63,17 @@ def concurrency_check(runs: object = None) -> object:
             _CLOSED_LOOPS[key] = _closed_loop(*key)
         for name, value in zip(columns, _CLOSED_LOOPS[key]):
             columns[name].append(value)
-    for name, values in columns.items():
-        table[name] = values
-    table["ttft_error"] = table["ttft_s"] / table["ttft_mean_s"] - 1
-    table["tpot_error"] = table["tpot_s"] / table["tpot_mean_s"] - 1
+    mean = table["ttft_mean_s"].notna().to_numpy()
+    pick = lambda of: np.where(mean, columns[f"mean_{of}"], columns[f"median_{of}"])  # noqa: E731
+    table["statistic"] = np.where(mean, "mean", "median")
+    table["ttft_measured_s"] = np.where(mean, table["ttft_mean_s"], table["ttft_median_s"])
+    table["tpot_measured_s"] = np.where(mean, table["tpot_mean_s"], table["tpot_median_s"])
+    table["ttft_s"], table["tpot_s"] = pick("ttft"), pick("tpot")
+    table["ttft_bound_s"], table["tpot_bound_s"] = columns["ttft_bound_s"], pick("tpot_bound")
+    table["ttft_tail_forecast_s"] = columns["ttft_tail_forecast_s"]
+    table["tpot_tail_forecast_s"] = columns["tpot_tail_forecast_s"]
+    table["ttft_error"] = table["ttft_s"] / table["ttft_measured_s"] - 1
+    table["tpot_error"] = table["tpot_s"] / table["tpot_measured_s"] - 1
     table["ttft_tail_error"] = table["ttft_tail_forecast_s"] / table["ttft_tail_s"] - 1
     table["tpot_tail_error"] = table["tpot_tail_forecast_s"] / table["tpot_tail_s"] - 1
     return table
@@ -93,11 +104,13 @@ def _closed_loop(
     low,
     recv_interval,
     clients,
+    rate,
     sent,
     tail,
 ):
     where, served = cluster(cluster_key), model(model_key)
     count = int(sent) if sent else max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST)
+    load = dict(concurrency=clients) if clients else dict(arrival_rate_per_s=rate)
     rng = np.random.default_rng(0)
     shortest = max(int(np.ceil(low * prompt)), 1)
     prompts = rng.integers(shortest, prompt + 1, count)
@@ -106,19 +119,19 @@ def _closed_loop(
         prompt_len=prompts,
         output_len=answers,
         n_requests=count,
-        concurrency=clients,
         precision=precision,
         engine=engine,
         expert_parallel=expert_parallel,
         attention_dp=attention_dp,
         recv_interval=int(recv_interval),
+        **load,
     )
     try:
         forecast = simulate_serving(served, where, chips, **options)
     except ValueError as error:
         if "with room for a KV cache" not in str(error):
             raise
-        return (np.nan,) * 6
+        return (np.nan,) * 9
     bound = simulate_serving(served, where, chips, estimate="bound", **options)
     split = dict(expert_parallel=expert_parallel, attention_dp=attention_dp)
     alone = inference_step(served, where, 1, 0, shortest, chips, precision=precision, **split)
@@ -129,6 +142,9 @@ def _closed_loop(
         float(bound.tpot_s.mean()),
         float(forecast.percentile("ttft", tail)) if tail else np.nan,
         float(forecast.percentile("tpot", tail)) if tail else np.nan,
+        float(np.median(forecast.ttft_s)),
+        float(np.median(forecast.tpot_s)),
+        float(np.median(bound.tpot_s)),
     )
 
 

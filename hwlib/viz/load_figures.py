@@ -262,16 +262,16 @@ def plot_goodput(
     return ax
 
 
-_CLOSED_LOOP_COLUMNS = ("source", "engine", "ttft_mean_s", "ttft_s", "tpot_mean_s", "tpot_s")
+_CLOSED_LOOP_COLUMNS = ("source", "engine", "ttft_measured_s", "ttft_s", "tpot_measured_s", "tpot_s")
 _SOURCE_MARKERS = "osD^v<>p"
 
 
 def plot_closed_loop_check(table: object, *, aims: Sequence[float] = (0.25, 0.15), axes=None) -> np.ndarray:
-    """Simulated against measured mean time to first token and per output token (s, log axes) of closed-loop runs,
-    a ``hwlib.serving.closed_loop.concurrency_check()`` table (runs without a simulation left out): one colour per
-    engine profile (the profile with the most runs drawn first), one marker per publisher, the diagonal and the band
-    of ``aims`` (the mean errors aimed at, first token and per token) around it. Returns the two axes. Chapter
-    :ref:`ch-serving-measured`."""
+    """Simulated against measured time to first token and per output token (s, log axes; each run's mean, else its
+    median) of runs under load, a ``hwlib.serving.closed_loop.concurrency_check()`` table (runs without a simulation
+    left out): one colour per engine profile (the profile with the most runs drawn first), one marker per publisher,
+    the diagonal and the band of ``aims`` (the mean errors aimed at, first token and per token) around it. Returns
+    the two axes. Chapter :ref:`ch-serving-measured`."""
     import pandas as pd
 
     from hwlib.data.serving_engines import ENGINE_PROFILES
@@ -292,16 +292,17 @@ def plot_closed_loop_check(table: object, *, aims: Sequence[float] = (0.25, 0.15
     engines = list(drawn["engine"].value_counts().index)  # the most runs drawn first, beneath the rest
     sources = list(dict.fromkeys(drawn["source"]))
     for ax, name, label, band in zip(axes, ("ttft", "tpot"), ("time to first token", "time per output token"), aim):
-        measured, simulated = drawn[f"{name}_mean_s"], drawn[f"{name}_s"]
+        shown = drawn.dropna(subset=[f"{name}_measured_s"])
+        measured, simulated = shown[f"{name}_measured_s"], shown[f"{name}_s"]
         span = np.array([min(measured.min(), simulated.min()) / 1.5, max(measured.max(), simulated.max()) * 1.5])
         ax.fill_between(span, span * (1 - band), span * (1 + band), color="0.92", lw=0)
         ax.plot(span, span, color="0.5", lw=0.8, ls=":")
         for colour, engine in zip(PALETTE, engines):
             for marker, source in zip(_SOURCE_MARKERS, sources):
-                runs = drawn[(drawn["engine"] == engine) & (drawn["source"] == source)]
+                runs = shown[(shown["engine"] == engine) & (shown["source"] == source)]
                 if len(runs):
                     ax.scatter(
-                        runs[f"{name}_mean_s"],
+                        runs[f"{name}_measured_s"],
                         runs[f"{name}_s"],
                         s=9,
                         marker=marker,
