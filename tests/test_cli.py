@@ -846,6 +846,20 @@ def test_simulate_runs_an_engines_defaults_and_names_them():
     assert bad.returncode == 2 and "invalid choice: 'tgi'" in bad.stderr
 
 
+def test_simulate_takes_in_requests_at_the_receive_interval_given():
+    base = ("simulate", "--model", "llama-3-8b", "--cluster", "hgx-a100-hdr", "--engine", "vllm", "--rate", "4")
+    base += ("--requests", "200", "--prompt", "224", "--output", "189", "--json")
+    every, tenth = json.loads(ok(*base)), json.loads(ok(*base, "--recv-interval", "10"))
+    assert every["inputs"]["recv_interval"] == 1 and tenth["inputs"]["recv_interval"] == 10
+    # vLLM 0.6's multi-step scheduling: a prompt waits about 5 decode steps of about 13 ms for its intake
+    first = [next(row["p50_s"] for row in run["percentiles"] if row["metric"] == "ttft") for run in (every, tenth)]
+    assert 0.04 < first[1] - first[0] < 0.09
+    text = ok(*base[:-1], "--recv-interval", "10")
+    assert "taking in requests every 10 decode steps, and after prompts" in " ".join(text.split())
+    bad = cli(*base, "--recv-interval", "0")
+    assert bad.returncode == 2 and "--recv-interval" in bad.stderr
+
+
 def test_simulate_finds_the_most_clients_within_the_targets():
     base = ("simulate", "--model", "llama-3-8b", "--chip", "H100-SXM", "--engine", "vllm", "--requests", "60")
     found = json.loads(ok(*base, "--ttft-ms", "300", "--tpot-ms", "50", "--max-concurrency", "--json"))

@@ -167,3 +167,14 @@ def rate(tokens_per_s: float) -> str:
     if tokens_per_s >= 100 or tokens_per_s == 0:
         return f"{tokens_per_s:,.0f} tokens/s"
     return f"{hw.format_number(tokens_per_s, 3)} tokens/s"
+
+
+def percent(share: float) -> str:
+    """A share as a whole percentage, with the digits it needs where that would read 0 % or 100 % and it is
+    neither ('0.3 %', '99.96 %')."""
+    whole = f"{100 * share:.0f}"
+    if whole == "0" and share > 0:
+        return f"{hw.format_number(100 * share, 2)} %"
+    if whole == "100" and share < 1:
+        return f"{100 * share:.{math.ceil(round(-math.log10(100 * (1 - share)), 9))}f} %"
+    return f"{whole} %"

@@ -8,7 +8,7 @@ import math
 import hwlib as hw
 from hwlib.cli.costing import add_token_cost
 from hwlib.cli.options import load_efficiency, load_model
-from hwlib.cli.report import Report, Table, add_band, rate, seconds
+from hwlib.cli.report import Report, Table, add_band, percent, rate, seconds
 from hwlib.data.request_traces import TRACES
 from hwlib.data.serving_engines import ENGINE_PROFILES
 from hwlib.serving.max_rate import MaxArrivalRate, MaxConcurrency, max_arrival_rate, max_concurrency
@@ -59,8 +59,7 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
     drafter = (args.draft or "mtp") if speculation else None
     profile = ENGINE_PROFILES[args.engine]
     words = [
-        f"engine: {ENGINE_PROFILES[args.engine].label}, up to {args.max_sequences:,} sequences and "
-        f"{args.max_batch_tokens:,} tokens a step",
+        f"engine: {profile.label}, up to {args.max_sequences:,} sequences and {args.max_batch_tokens:,} tokens a step",
         "prompts prefilled in chunks that fill each step's leftover tokens"
         if args.chunked_prefill
         else "prompts prefilled whole",
@@ -74,6 +73,10 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         "admitting a request only with room for its whole answer" if args.reserve_output else "admitting on its prompt",
         *(["each decode's attention walked by one block per KV head"] * (not profile.splits_attention)),
         *(["a prompt's step launched from the host, each MoE layer waiting on its router"] * profile.eager_prefill),
+        *(
+            [f"taking in requests every {args.recv_interval} decode steps, and after prompts"]
+            * (args.recv_interval > 1)
+        ),
         *(
             ["experts whole on each chip" + (", attention data-parallel" if args.attention_dp else "")]
             * args.expert_parallel
@@ -92,6 +95,7 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
         "reserve_output": args.reserve_output,
         "expert_parallel": args.expert_parallel,
         "attention_dp": args.attention_dp,
+        "recv_interval": args.recv_interval,
     }
     return "; ".join(words), settings
 
@@ -99,17 +103,6 @@ def _engine(args: argparse.Namespace, speculation: hw.Speculation | None) -> tup
 def _requests_per_s(value: float) -> str:
     """Requests per second for people: three significant figures, never '0' for a non-zero rate."""
     return f"{hw.format_number(value, 3)} requests/s"
-
-
-def _percent(share: float) -> str:
-    """A share as a whole percentage, with the digits it needs where that would read 0 % or 100 % and it is
-    neither ('0.3 %', '99.96 %')."""
-    whole = f"{100 * share:.0f}"
-    if whole == "0" and share > 0:
-        return f"{hw.format_number(100 * share, 2)} %"
-    if whole == "100" and share < 1:
-        return f"{100 * share:.{math.ceil(round(-math.log10(100 * (1 - share)), 9))}f} %"
-    return f"{whole} %"
 
 
 def _engine_defaults(args: argparse.Namespace, where: hw.Chip | hw.Cluster) -> None:
@@ -145,6 +138,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
         engine=args.engine,
         expert_parallel=args.expert_parallel,
         attention_dp=args.attention_dp,
+        recv_interval=args.recv_interval,
         speculation=speculation,
         prefill_chips=args.prefill_chips,
         efficiency=load_efficiency(args),
@@ -250,7 +244,7 @@ def run_simulate(args: argparse.Namespace) -> Report:
         good = result.goodput_per_s(ttft, tpot)
         share = float(result.within(ttft, tpot).mean())
         fields.add(
-            ("goodput", f"{_requests_per_s(good)} within the targets ({_percent(share)} of requests)"),
+            ("goodput", f"{_requests_per_s(good)} within the targets ({percent(share)} of requests)"),
             {"goodput_per_s": good, "within_targets": share},
         )
     fields.add(("steps", f"{len(result.step_end_s):,}"), {"steps": len(result.step_end_s)})
@@ -368,6 +362,13 @@ def add_simulate(subparsers: argparse._SubParsersAction, command, model_options,
         "--reserve-output",
         action=argparse.BooleanOptionalAction,
         help="admit a request only with cache room for its whole answer (TensorRT-LLM's GUARANTEED_NO_EVICT)",
+    )
+    parser.add_argument(
+        "--recv-interval",
+        type=options.count,
+        metavar="K",
+        default=1,
+        help="take in new requests after every K-th decode step (SGLang's --scheduler-recv-interval; default: 1)",
     )
     parser.add_argument("--prefix-tokens", type=options.whole, metavar="N", default=0, help="shared prompt prefix")
     parser.add_argument("--prefix-hit-rate", type=options.share, metavar="F", default=0.0, help="prefix cache hits")
