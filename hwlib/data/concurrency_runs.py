@@ -63,6 +63,13 @@ VLLM_BLOG_SOURCE = cite(
     "2026-12-07",
 )
 """Where the vLLM blog's closed-loop run comes from."""
+VLLM_RECIPES_FILE = Path(__file__).with_name("load_runs") / "vllm_recipes_mi355x.csv"
+VLLM_RECIPES_SOURCE = cite(
+    "vLLM recipes, 'Quick Start Recipe for Llama 3.3 70B on vLLM - AMD MI355', vllm-project/recipes "
+    "Llama/Llama3.3-70B-ROCm.md at commit be7e1c5d (2025-11-27): its two sample outputs of vllm bench serve",
+    "2026-12-07",
+)
+"""Where vLLM's recipe runs of Llama 3.3 70B on one MI355X come from."""
 SOURCES = (
     "NVIDIA DLI (NIM)",
     "SemiAnalysis InferenceX",
@@ -70,6 +77,7 @@ SOURCES = (
     "SGLang team",
     "DataCrunch",
     "vLLM blog",
+    "vLLM recipes",
 )
 """The publishers, as the table's ``source`` column names them."""
 INFERENCEX_RANGE = 0.8
@@ -110,7 +118,8 @@ def concurrency_runs() -> object:
     (``hwlib.data.serving_engines``), model and cluster keys, tensor-parallel chips, whether the experts are split by
     expert parallelism and the attention by data parallelism (``attention_dp``), precision (a key of ``hw.PRECISIONS``),
     prompt and answer tokens and the shortest share of them the client draws (``length_low``: 1 for fixed lengths), the
-    steps between the scheduler's intakes of new requests that the run's recipe sets (``recv_interval``), the
+    steps between the scheduler's intakes of new requests that the run's recipe sets (``recv_interval``) and the
+    tokens a step takes where its server's command sets them (``max_batch_tokens``: 0 for the engine's default), the
     requests the benchmark sent and measured (``requests``: 0 where the source does not say), clients (``concurrency``;
     0 for Poisson arrivals at ``request_rate`` requests/s, NaN for a closed loop), the measured mean time to first
     token and per output token after it (s) and their medians (``ttft_median_s``, ``tpot_median_s``), NaN where the
@@ -209,8 +218,9 @@ def concurrency_runs() -> object:
             "tpot_tail_s": np.nan,
         }
     )
-    runs = pd.concat([nim, inferencex, gpustack, *_open_loops(), _vllm_blog()], ignore_index=True)
-    return runs.astype({"concurrency": int, "requests": int, "recv_interval": int})
+    runs = pd.concat([nim, inferencex, gpustack, *_open_loops(), _vllm_blog(), _vllm_recipes()], ignore_index=True)
+    runs["max_batch_tokens"] = runs["max_batch_tokens"].fillna(0)
+    return runs.astype({"concurrency": int, "requests": int, "recv_interval": int, "max_batch_tokens": int})
 
 
 def _measured(**columns: object) -> dict:
@@ -305,5 +315,42 @@ def _vllm_blog() -> object:
             "concurrency": blog["concurrency"].astype(int),
             "requests": blog["num_prompts"].astype(int),
             **_measured(ttft_median_s=blog["median_ttft_ms"] * _MS),  # its median ITL is not a TPOT either
+        }
+    )
+
+
+def _vllm_recipes() -> object:
+    """vLLM's recipe runs of Llama 3.3 70B on one MI355X: 64 clients of fixed 8k/1k lengths (the printed means), 128
+    requests, fp8 and MXFP4 weights with an fp8 cache, the server's token budget as its command sets it."""
+    import pandas as pd
+
+    recipes = pd.read_csv(VLLM_RECIPES_FILE)
+    return pd.DataFrame(
+        {
+            "source": SOURCES[6],
+            "engine": "vllm",
+            "model": "llama-3-70b",
+            "cluster": "mi355x-node",
+            "chips": 1,
+            "expert_parallel": False,
+            "attention_dp": False,
+            "precision": np.where(recipes["model"].str.contains("MXFP4"), "mxfp4, fp8 KV", "fp8"),
+            "prompt_tokens": np.rint(recipes["total_input_tokens"] / recipes["successful_requests"]).astype(int),
+            "output_tokens": np.rint(recipes["total_generated_tokens"] / recipes["successful_requests"]).astype(int),
+            "length_low": 1.0,
+            "recv_interval": 1,
+            "max_batch_tokens": recipes["max_num_batched_tokens"].astype(int),
+            "request_rate": np.nan,
+            "concurrency": recipes["maximum_request_concurrency"].astype(int),
+            "requests": recipes["successful_requests"].astype(int),
+            **_measured(
+                ttft_mean_s=recipes["mean_ttft_ms"] * _MS,
+                ttft_median_s=recipes["median_ttft_ms"] * _MS,
+                tpot_mean_s=recipes["mean_tpot_ms"] * _MS,
+                tpot_median_s=recipes["median_tpot_ms"] * _MS,
+                ttft_tail_s=recipes["p99_ttft_ms"] * _MS,
+                tpot_tail_s=recipes["p99_tpot_ms"] * _MS,
+                tail_percentile=99,
+            ),
         }
     )

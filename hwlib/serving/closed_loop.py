@@ -26,7 +26,8 @@ def concurrency_check(runs: object = None) -> object:
     simulated as run: their clients (``concurrency``) or Poisson arrivals (``request_rate``, where ``concurrency`` is
     0), lengths (drawn uniformly between ``length_low`` of the stated ones and the stated ones, with a fixed seed),
     tensor-parallel chips, expert and attention data parallelism and precision, under their engine's profile with the
-    scheduler's intake interval their recipe sets (``recv_interval``), the requests the run sent (else
+    scheduler's intake interval and token budget their recipe sets (``recv_interval``, ``max_batch_tokens``), the
+    requests the run sent (else
     ``CLOSED_LOOP_WAVES`` a client). Each run is compared at the statistic it prints (``statistic``: its mean, else
     its median; ``ttft_measured_s``, ``tpot_measured_s``). The table gains the forecast simulation's value of that
     statistic for the time to first token and per output token (``ttft_s``, ``tpot_s``), their errors (simulated
@@ -54,6 +55,7 @@ def concurrency_check(runs: object = None) -> object:
             run.output_tokens,
             run.length_low,
             run.recv_interval,
+            run.max_batch_tokens,
             run.concurrency,
             rate,
             run.requests,
@@ -103,6 +105,7 @@ def _closed_loop(
     answer,
     low,
     recv_interval,
+    budget,
     clients,
     rate,
     sent,
@@ -111,6 +114,8 @@ def _closed_loop(
     where, served = cluster(cluster_key), model(model_key)
     count = int(sent) if sent else max(CLOSED_LOOP_WAVES * clients, CLOSED_LOOP_LEAST)
     load = dict(concurrency=clients) if clients else dict(arrival_rate_per_s=rate)
+    if budget:
+        load["max_batch_tokens"] = int(budget)
     rng = np.random.default_rng(0)
     shortest = max(int(np.ceil(low * prompt)), 1)
     prompts = rng.integers(shortest, prompt + 1, count)

@@ -150,7 +150,7 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     assert not stated.isna().any().any() and set(runs["precision"]) <= set(hw.PRECISIONS)
     assert (runs["ttft_mean_s"].notna() | runs["ttft_median_s"].notna()).all()  # every run prints a first token
     assert ((runs["concurrency"] == 0) == runs["request_rate"].notna()).all()  # a closed loop or Poisson arrivals
-    nim, ix, gs, team, datacrunch, blog = (runs[runs["source"] == source] for source in SOURCES)
+    nim, ix, gs, team, datacrunch, blog, recipes = (runs[runs["source"] == source] for source in SOURCES)
     assert len(gs) == 7 and set(gs["engine"]) == {"vllm", "sglang", "trtllm"} and set(gs["model"]) == {"qwen3-8b"}
     assert set(gs["prompt_tokens"]) == {233} and set(gs["output_tokens"]) == {221}  # 23,260 and 22,061 over 100
     assert set(gs.loc[gs["engine"] == "vllm", "concurrency"]) == {1, 2, 4, 8}
@@ -170,6 +170,10 @@ def test_the_closed_loop_runs_read_as_their_file_states():
     assert len(random) == 9 and set(random["prompt_tokens"]) == {1024} and set(random["chips"]) == {4, 8}
     assert random["ttft_median_s"].max() == pytest.approx(123.71862683666404)  # 405B at 8 requests/s, in s
     assert len(blog) == 1 and blog["prompt_tokens"].iloc[0] == 23000 and blog["length_low"].iloc[0] * 23000 == 17000
+    # vLLM's MI355X recipe: 1,048,448 prompt tokens over 128 requests, its server's 32,768 tokens a step
+    assert list(recipes["precision"]) == ["fp8", "mxfp4, fp8 KV"] and set(recipes["prompt_tokens"]) == {8191}
+    assert set(recipes["max_batch_tokens"]) == {32768} and (runs.drop(recipes.index)["max_batch_tokens"] == 0).all()
+    assert recipes["ttft_mean_s"].iloc[0] == pytest.approx(11.63966) and (recipes["tail_percentile"] == 99).all()
     assert set(nim["engine"]) == {"trtllm-0.11"} and set(nim["precision"]) == {"fp16", "bf16", "fp8"}
     assert len(nim) == 787 and set(nim["model"]) == {"llama-3-8b", "llama-3-70b"}
     assert set(nim["concurrency"]) == {1, 2, 5, 10, 25, 50, 100, 150, 200, 250}
@@ -301,6 +305,28 @@ def test_open_loops_are_simulated_at_their_rate_and_compared_at_their_median():
         team[(team["request_rate"] == 4) & (team["engine"] == "vllm")].assign(recv_interval=1)
     )
     assert (every_step["ttft_error"] < -0.6).all()  # the same runs scheduled every step: far too soon
+
+
+def test_a_recipes_token_budget_is_simulated_as_its_server_sets_it():
+    from hwlib.data.concurrency_runs import concurrency_runs
+
+    runs = concurrency_runs()
+    fp8 = runs[(runs["source"] == "vLLM recipes") & (runs["precision"] == "fp8")]
+    row = closed.concurrency_check(fp8).iloc[0]
+    simulated = hw.simulate_serving(
+        hw.model("llama-3-70b"),
+        hw.cluster("mi355x-node"),
+        prompt_len=8191,
+        output_len=1024,
+        n_requests=128,
+        concurrency=64,
+        precision="fp8",
+        engine="vllm",
+        max_batch_tokens=32768,
+    )
+    assert row["statistic"] == "mean" and row["ttft_s"] == pytest.approx(simulated.ttft_s.mean())
+    default = closed.concurrency_check(fp8.assign(max_batch_tokens=0)).iloc[0]
+    assert default["ttft_s"] != pytest.approx(row["ttft_s"], rel=0.01)  # vLLM's own 8,192 a step differs
 
 
 def test_the_stored_request_overhead_is_its_fit():
