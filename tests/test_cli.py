@@ -687,7 +687,18 @@ def test_simulate_is_simulate_serving_in_percentiles():
     data = json.loads(ok(*args, "--ttft-ms", "500", "--tpot-ms", "30", "--json"))
     assert data["goodput_per_s"] == pytest.approx(good) and data["within_targets"] == pytest.approx(share)
     band = hw.forecast_band("serving", hw.model("llama-3-8b"), hw.chip("H100-SXM"))
-    assert row(out, "error band") == [band.text] and data["forecast_error_band"] == band.text
+    assert row(out, "step error band") == [band.text] and data["forecast_error_band"] == band.text
+    load = hw.data.calibrated.LOAD_ERRORS
+    assert (
+        data["load_ttft_mean_error"] == load["ttft"]["mean"]
+        and data["load_tpot_median_error"] == load["tpot"]["median"]
+    )
+    first, token = (f"±{100 * load[name]['mean']:.0f} %" for name in ("ttft", "tpot"))
+    assert row(out, "load error band")[0].startswith(f"time to first token {first} (median ")
+    assert (
+        f"per output token {token} (median " in data["load_error_band"]
+        and f"on {load['ttft']['runs']} published" in out
+    )
     assert "error band" not in ok(*args, "--estimate", "bound")
     assert {"max_sequences": 256, "max_batch_tokens": 8192, "chunked_prefill": False, "draft_tokens": None} == {
         key: data["inputs"][key] for key in ("max_sequences", "max_batch_tokens", "chunked_prefill", "draft_tokens")

@@ -131,13 +131,34 @@ class Report:
         return out.getvalue()
 
 
-def add_band(fields: Table, band: ForecastBand) -> None:
-    """The forecast's error band for the run's kind (``hw.forecast_band``): a line of ``fields``,
+def add_band(fields: Table, band: ForecastBand, label: str = "error band") -> None:
+    """The forecast's error band for the run's kind (``hw.forecast_band``): a line of ``fields`` named ``label``,
     and in the JSON its text and its mean and worst error as fractions (None where no run of the kind is measured)."""
     fields.add(
-        ("error band", band.text),
+        (label, band.text),
         {"forecast_error_band": band.text, "forecast_mean_error": band.mean, "forecast_worst_error": band.worst},
     )
+
+
+def add_simulation_bands(fields: Table, band: ForecastBand) -> None:
+    """Beside a simulation's percentiles, each step's error band for the run's kind (``band``, as ``add_band``) and
+    the simulation's error under load on published runs it was not fitted to (``calibrated.LOAD_ERRORS``): a line of
+    ``fields`` each, and in the JSON also each quantity's mean and median relative error (fractions; negative: too
+    soon)."""
+    from hwlib.data.calibrated import LOAD_ERRORS
+
+    add_band(fields, band, "step error band")
+
+    first, token = LOAD_ERRORS["ttft"], LOAD_ERRORS["tpot"]
+    text = (
+        f"time to first token ±{100 * first['mean']:.0f} % (median {100 * first['median']:+.0f} %), per output token "
+        f"±{100 * token['mean']:.0f} % (median {100 * token['median']:+.0f} %): the mean error on {first['runs']} "
+        f"published runs under load from {first['publishers']} publishers the simulation was not fitted to"
+    )
+    errors = {
+        f"load_{name}_{stat}_error": found[stat] for name, found in LOAD_ERRORS.items() for stat in ("mean", "median")
+    }
+    fields.add(("load error band", text), {"load_error_band": text, **errors})
 
 
 def plain(value: object) -> object:

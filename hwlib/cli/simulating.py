@@ -8,7 +8,7 @@ import math
 import hwlib as hw
 from hwlib.cli.costing import add_token_cost
 from hwlib.cli.options import load_efficiency, load_model
-from hwlib.cli.report import Report, Table, add_band, percent, rate, seconds
+from hwlib.cli.report import Report, Table, add_simulation_bands, percent, rate, seconds
 from hwlib.data.request_traces import TRACES
 from hwlib.data.serving_engines import ENGINE_PROFILES
 from hwlib.serving.max_rate import MaxArrivalRate, MaxConcurrency, max_arrival_rate, max_concurrency
@@ -234,8 +234,8 @@ def run_simulate(args: argparse.Namespace) -> Report:
             (label, *map(seconds, values)), {"metric": metric, **{f"p{q}_s": v for q, v in zip(PERCENTILES, values)}}
         )
     fields, chip = report.fields(), hw.chip(args.chip) if args.chip else where.chip
-    if args.estimate == "forecast":  # each step's error, for the run's kind
-        add_band(fields, hw.forecast_band("serving", model, chip))
+    if args.estimate == "forecast":  # each step's error for the run's kind, and the simulation's under load
+        add_simulation_bands(fields, hw.forecast_band("serving", model, chip))
     fields.add(
         ("output tokens/s", rate(result.output_tokens_per_s)), {"output_tokens_per_s": result.output_tokens_per_s}
     )

@@ -154,3 +154,14 @@ FORECAST_ERRORS = (
 )
 """The forecast's leave-one-source-out error per kind of run with measured runs in the targets, training's split by
 one micro-batch per rank or many (``hw.forecast_band`` reads it; a kind not listed has no measured runs)."""
+
+LOAD_ERRORS = {
+    "ttft": {"runs": 105, "publishers": 6, "mean": 0.435, "median": -0.415},
+    "tpot": {"runs": 91, "publishers": 4, "mean": 0.161, "median": -0.078},
+}
+"""The serving simulation's error under load on published runs it was not fitted to
+(``hwlib.serving.closed_loop.load_errors()``, computed 2026-12-07): the time to first token (``"ttft"``) and per output
+token (``"tpot"``), each at the statistic a run prints, over ``concurrency_check()``'s runs of every publisher but
+NIM's (whose runs fit the front end and the decode walk): the runs, their publishers, the mean absolute and the median
+relative error (negative: too soon). ``hwlib simulate`` prints them beside its percentiles; the chapter
+:ref:`ch-serving-measured` checks that they are the check's."""

@@ -1,7 +1,8 @@
 """Serving benchmarks under load against the simulation: each published run simulated as its client ran it (its
 clients or Poisson arrivals, lengths, requests, engine profile and precision), its mean (else median) and printed
 tail of the time to first token and per output token against the forecast's, and the bounds no run may beat; and
-the two values the closed loops fit, a server's own time per request and the bandwidth of a lone decode walk.
+the two values the closed loops fit, a server's own time per request and the bandwidth of a lone decode walk, and
+the simulation's error on the runs of the publishers it was not fitted to.
 Chapter :ref:`ch-serving-measured`.
 """
 
@@ -209,3 +210,30 @@ def decode_walk_fit() -> float:
         even = where.hbm_bytes_per_s / float(kernel_record(where).parallel_tiles.value)
         shares.append(walked / per_token_s / even)
     return float(np.median(shares))
+
+
+def load_errors(check: object = None) -> dict[str, dict[str, float]]:
+    """The simulation's error under load on published runs it was not fitted to: ``concurrency_check()``'s runs (or
+    ``check``, a table it returned) of every publisher but NIM's, whose one-client runs set the two fitted values.
+    Per quantity (``"ttft"``, ``"tpot"``: time to first token and per output token, each at the run's printed
+    statistic): the runs compared, their publishers, the mean absolute relative error and the median relative error
+    (negative: too soon). The values ``calibrated.LOAD_ERRORS`` stores and ``hwlib simulate`` prints beside its
+    percentiles. Chapter :ref:`ch-serving-measured`."""
+    import pandas as pd
+
+    table = concurrency_check() if check is None else check
+    if not isinstance(table, pd.DataFrame) or not {"source", "ttft_error", "tpot_error"} <= set(table.columns):
+        raise TypeError(f"check must be None or a table concurrency_check() returned, got {table!r:.80}")
+    held = table[table["source"] != concurrency_runs.SOURCES[0]]
+    found = {}
+    for name in ("ttft", "tpot"):
+        errors = held[f"{name}_error"].dropna()
+        if errors.empty:
+            raise ValueError(f"check holds no {name} error of a publisher other than {concurrency_runs.SOURCES[0]}")
+        found[name] = {
+            "runs": len(errors),
+            "publishers": int(held.loc[errors.index, "source"].nunique()),
+            "mean": float(errors.abs().mean()),
+            "median": float(errors.median()),
+        }
+    return found

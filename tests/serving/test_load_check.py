@@ -355,3 +355,25 @@ def test_a_closed_loop_check_refuses_what_is_not_a_table_of_runs():
         closed.concurrency_check([1, 2])
     with pytest.raises(ValueError, match=r"runs lacks the columns \['concurrency'\]"):
         closed.concurrency_check(concurrency_runs().drop(columns="concurrency").head(1))
+
+
+def test_the_load_errors_count_only_the_publishers_nothing_was_fitted_to():
+    nim, other, third = hw.data.concurrency_runs.SOURCES[:3]
+    table = pd.DataFrame(
+        {
+            "source": [nim, other, other, third],
+            "ttft_error": [-0.9, -0.5, 0.1, -0.2],
+            "tpot_error": [0.5, 0.2, np.nan, -0.1],
+        }
+    )
+    found = closed.load_errors(table)
+    assert found["ttft"] == {"runs": 3, "publishers": 2, "mean": pytest.approx(0.8 / 3), "median": -0.2}
+    assert found["tpot"] == {"runs": 2, "publishers": 2, "mean": pytest.approx(0.15), "median": pytest.approx(0.05)}
+    with pytest.raises(TypeError, match="check must be None or a table concurrency_check"):
+        closed.load_errors(table.drop(columns="tpot_error"))
+    with pytest.raises(ValueError, match="no ttft error of a publisher other than"):
+        closed.load_errors(table.head(1))
+    stored = hw.data.calibrated.LOAD_ERRORS  # the chapter checks them against the whole check
+    assert set(stored) == {"ttft", "tpot"} and all(
+        0 < e["mean"] < 1 and e["runs"] >= e["publishers"] for e in stored.values()
+    )
