@@ -94,9 +94,9 @@ def throughput_bound(
     system = np.where(sequences > 0, replicas * runs * answer / time, 0.0)
     forecast_batch = _engine_batch(model, chip, mean_context + 1, group, weight_dtype, kv_dtype, options, batch)
     held = np.maximum(forecast_batch, 1.0)
-    prefill = inference_step(model, chip, held, 0, prompt, group, weight_dtype, kv_dtype, **options)
-    decode = inference_step(model, chip, held, mean_context, 1, group, weight_dtype, kv_dtype, **options)
-    forecast_time = np.asarray(prefill.forecast_time_s) + steps * np.asarray(decode.forecast_time_s)
+    engine_prefill = inference_step(model, chip, held, 0, prompt, group, weight_dtype, kv_dtype, **options)
+    engine_decode = inference_step(model, chip, held, mean_context, 1, group, weight_dtype, kv_dtype, **options)
+    forecast_time = np.asarray(engine_prefill.forecast_time_s) + steps * np.asarray(engine_decode.forecast_time_s)
     forecast = np.where(forecast_batch > 0, replicas * held * answer / forecast_time, 0.0)
     return ThroughputBound(
         tokens_per_s=scalar_or_array(system),

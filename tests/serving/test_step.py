@@ -185,6 +185,9 @@ def test_throughput_bound_of_a_workload():
     bound = hw.throughput_bound(llama8, H100, 1000, 1000, weight_dtype="fp8", kv_dtype="fp8")
     assert bound.batch == hw.max_batch(llama8, H100, 1000 + 499, 1, "fp8", "fp8", usable_fraction=1.0)
     assert 0 < bound.prefill_share < 1 and bound.replicas == 1
+    prefill = hw.inference_step(llama8, H100, bound.batch, 0, 1000, weight_dtype="fp8", kv_dtype="fp8")
+    seconds = bound.batch * 1000 / bound.tokens_per_s  # the bound's run: its batch's prompts and answers
+    assert bound.forecast_batch != bound.batch and bound.prefill_share == pytest.approx(prefill.time_s / seconds)
     # eight one-chip replicas do eight times one chip's work; one eight-chip replica pays its all-reduces
     eight = hw.throughput_bound(llama8, H100, 1000, 1000, 8, "fp8", "fp8", tensor_parallel=1)
     assert eight.tokens_per_s == pytest.approx(8 * bound.tokens_per_s) and eight.replicas == 8
