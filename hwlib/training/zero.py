@@ -76,7 +76,8 @@ def chip_bytes(
     ranks, the experts over ep as well), the ``sharded`` parts of it split again over ``shards`` data-parallel
     ranks (ZeRO), the activations its pipeline stage keeps for ``in_flight`` micro-batches of ``sequences``
     sequences of ``seq_len`` tokens (``seq_len / cp`` per context-parallel rank; tensor and sequence parallel over
-    ``tp`` where tp > 1), and the logits (split over tp). The one memory count of ``training_memory`` and
+    ``tp`` where tp > 1) and, once, what recomputation dropped of the layer whose backward runs (it holds all of
+    its own activations meanwhile), and the logits (split over tp). The one memory count of ``training_memory`` and
     ``hw.train_step``. Chapters :ref:`ch-hbm-budgets` and :ref:`ch-sharding`."""
     params = model.params()
     experts = model.param_breakdown().get("experts", 0.0)
@@ -92,7 +93,11 @@ def chip_bytes(
         recompute=recompute,
         flash_attention=flash_attention,
     )
-    parts["activations"] = float(per_layer) * model.n_layers / pp * in_flight
+    # the layer whose backward runs holds its whole activations meanwhile, once: recomputed where they were dropped
+    working = activation_bytes(
+        seq_len // cp, sequences, model, tensor_parallel=tp, sequence_parallel=tp > 1, flash_attention=flash_attention
+    )
+    parts["activations"] = float(per_layer) * model.n_layers / pp * in_flight + float(working - per_layer)
     parts["logits"] = float(logits_bytes(seq_len // cp, sequences, model)) / tp
     return parts
 

@@ -127,38 +127,41 @@ def test_a_quantized_base_is_dequantized_for_each_pass():
 def test_qlora_of_a_65b_model_fits_one_48_gb_gpu():
     """Dettmers et al. 2023: 'finetune a 65B parameter model on a single 48GB GPU'. With its memory settings (NF4 and
     double quantization, r = 64 on every linear layer, bf16 adapters with 32-bit Adam, gradient checkpointing, one
-    sequence of 528 tokens) the step needs 44.9 GB: the whole card holds it (a run that did fit, as a bound's
+    sequence of 528 tokens) the step needs 45.0 GB: the whole card holds it (a run that did fit, as a bound's
     BOUND_HBM_FRACTION), hwlib's default 80 % does not. QLoRA's paged optimizer moves the optimizer state to the
     host under pressure; with ZeRO-Offload's split (gradients and optimizer state on the host) the step needs
-    36.9 GB, within 80 % too. An int8 base needs 76 GB, a bf16 base (plain LoRA) 141 GB."""
+    37.0 GB, within 80 % too. An int8 base needs 76 GB, a bf16 base (plain LoRA) 141 GB."""
     cluster = _one_48gb_gpu()
     args = (LLAMA_65B, cluster, hw.Mesh(), QLORA_SEQ, QLORA_SEQ)
     options = dict(recompute="full", recipe=QLORA_RECIPE, adapter=QLORA)
     step = hw.train_step(*args, usable_fraction=assumptions.BOUND_HBM_FRACTION, **options)
     parts = step.memory_parts
     assert step.fits and step.memory_per_chip_bytes < 48e9
-    assert step.memory_per_chip_bytes == pytest.approx(44.88e9, rel=1e-3)
+    assert step.memory_per_chip_bytes == pytest.approx(45.01e9, rel=1e-3)
     assert parts["weights"] == pytest.approx(36.06e9, rel=1e-3)  # 33.41 GB of NF4, 1.05 GB bf16 ends, 1.60 adapters
     assert parts["optimizer"] == 8 * 799_539_200 and parts["master"] == 0
-    assert parts["activations"] == 2 * QLORA_SEQ * 8192 * 80  # gradient checkpointing keeps each layer's input
+    one_layer = hw.activation_bytes(QLORA_SEQ, 1, LLAMA_65B, flash_attention=True)  # recomputed in its backward
+    kept = hw.activation_bytes(QLORA_SEQ, 1, LLAMA_65B, recompute="full", flash_attention=True)
+    assert kept == 2 * QLORA_SEQ * 8192  # gradient checkpointing keeps each layer's input
+    assert parts["activations"] == 80 * kept + one_layer - kept
     default = hw.train_step(*args, **options)
     assert not default.fits and default.usable_bytes == 0.8 * 48e9
     paged = hw.train_step(*args, offload=hw.Offload(host_bytes_per_s=vendor_host_links.A100_PCIE.value), **options)
-    assert paged.fits and paged.memory_per_chip_bytes == pytest.approx(36.89e9, rel=1e-3)
+    assert paged.fits and paged.memory_per_chip_bytes == pytest.approx(37.02e9, rel=1e-3)
     assert paged.host_memory_bytes == pytest.approx(10 * 799_539_200)  # bf16 gradients, fp32 moments
     unquantized = hw.train_step(*args, **{**options, "adapter": dataclasses.replace(QLORA, base_dtype="bf16")})
-    assert not unquantized.fits and unquantized.memory_per_chip_bytes == pytest.approx(140.99e9, rel=1e-3)
+    assert not unquantized.fits and unquantized.memory_per_chip_bytes == pytest.approx(141.12e9, rel=1e-3)
     int8 = hw.train_step(
         *args, usable_fraction=1.0, **{**options, "adapter": dataclasses.replace(QLORA, base_dtype="int8")}
     )
-    assert not int8.fits and int8.memory_per_chip_bytes == pytest.approx(76.26e9, rel=1e-3)
+    assert not int8.fits and int8.memory_per_chip_bytes == pytest.approx(76.39e9, rel=1e-3)
 
 
 def test_lora_of_llama_3_70b_fits_one_8_x_h100_node():
     """Llama 3 70B, LoRA r = 16 on every linear layer, a bf16 base, one 8K sequence per GPU: FSDP over the node's 8
-    GPUs with full recomputation needs 37 GB per GPU (17.7 GB of the base's shard), tensor parallelism with
+    GPUs with full recomputation needs 39 GB per GPU (17.7 GB of the base's shard), tensor parallelism with
     selective recomputation 42 GB; full fine-tuning needs 143 GB or more per GPU on either and fits neither."""
-    for mesh, recompute, gb in ((hw.Mesh(fsdp=8), "full", 37.2), (hw.Mesh(tp=8), "selective", 41.58)):
+    for mesh, recompute, gb in ((hw.Mesh(fsdp=8), "full", 39.31), (hw.Mesh(tp=8), "selective", 41.58)):
         lora = hw.train_step(LLAMA_70B, NODE, mesh, 8 * 8192, 8192, 8192, recompute, adapter=hw.LoRA(rank=16))
         full = hw.train_step(LLAMA_70B, NODE, mesh, 8 * 8192, 8192, 8192, recompute)
         assert lora.fits and lora.memory_per_chip_bytes == pytest.approx(gb * 1e9, rel=2e-3), mesh
