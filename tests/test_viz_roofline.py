@@ -34,6 +34,8 @@ def test_chip_table_shows_the_capacity_a_program_sees():
         table.loc["TPU v5p", "HBM as printed"] == "95 GiB" and table.loc["TPU v5p", "HBM a program sees (GiB)"] == 95.0
     )
     assert list(hw.viz.chip_table([hw.chip("H100")], dtype="fp8").columns)[0] == "fp8 peak (TFLOP/s)"
+    amd = hw.viz.chip_table([hw.chip(key) for key in ("MI300X", "MI325X", "MI355X")])  # ROCm's table, in GiB
+    assert list(amd["HBM as printed"]) == ["192 GiB", "256 GiB", "288 GiB"]
 
 
 def test_provenance_table_lists_every_sourced_field():

@@ -209,7 +209,7 @@ MORE_GPUS: tuple[Chip, ...] = (
         hbm=_ROCM_SPECS(
             256 * GiB,
             "B",
-            "MI325X | CDNA3 | gfx942 | 256",
+            "VRAM (GiB): MI325X | CDNA3 | gfx942 | 256",
             "The table's VRAM (GiB) column; AMD's product page writes '256 GB' HBM3E.",
         ),
         hbm_bandwidth=_AMD_MI325X(
@@ -252,7 +252,7 @@ MORE_GPUS: tuple[Chip, ...] = (
         hbm=_ROCM_SPECS(
             288 * GiB,
             "B",
-            "MI355X | CDNA4 | gfx950 | 288",
+            "VRAM (GiB): MI355X | CDNA4 | gfx950 | 288",
             "The table's VRAM (GiB) column (seen in the ROCm 7.13 preview copy of the page); AMD's product page and "
             "MLPerf system files write '288 GB' HBM3E.",
         ),
