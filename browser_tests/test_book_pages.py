@@ -195,7 +195,7 @@ def test_internal_links_resolve(visit):
 
 
 SOURCE_MENTIONS = re.compile(
-    r"doc00\d|document 00\d|source documents?|TPU budgeting notebook|memory-wall script"
+    r"doc00\d|document\s+00\d|source\s+documents?|TPU\s+budgeting\s+notebook|memory-wall\s+script"
     r"|[0-9a-f]{16}\.txt",
     re.IGNORECASE,
 )
