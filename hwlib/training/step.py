@@ -128,7 +128,8 @@ class TrainStep:
 
 def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, saved) -> tuple:
     """(bytes per chip by part, usable bytes, whether FSDP can keep the gathered weights for the whole step, bytes
-    offloaded to the host) under the step's ``saved`` (``hwlib.training.savers.Savers``)."""
+    offloaded to the host) under the step's ``saved`` (``hwlib.training.savers.Savers``). Where it keeps them, the
+    gathered weights are a part of their own."""
     in_flight = batch.pipeline.in_flight if batch.pipeline else 1  # the schedule's most loaded stage
     parts = chip_bytes(
         model,
@@ -153,7 +154,11 @@ def _memory(model, recipe, mesh, batch, recompute, chip, usable_fraction, zero, 
         parts[name] = parts[name] * copies
     parts, host = offload_memory(parts, saved.offload, model.n_layers / mesh.pp * in_flight)
     room = float(usable_bytes(chip, usable_fraction))
-    return parts, room, sum(parts.values()) + gathered_bytes(model, mesh, saved) <= room, host
+    gathered = gathered_bytes(model, mesh, saved)
+    keep = sum(parts.values()) + gathered <= room
+    if keep and gathered > 0:  # FSDP keeps the gathered weights from the forward to the backward: they are held
+        parts["gathered weights"] = gathered
+    return parts, room, keep, host
 
 
 def step_memory(

@@ -65,6 +65,17 @@ def test_memory_splits_as_the_mesh_says():
     assert not one.fits and "GiB usable" in one.reason and sharded.fits
 
 
+def test_fsdp_holds_the_weights_it_keeps_gathered():
+    name = "fsdp all-gather + reduce-scatter"
+    kept = hw.train_step(LLAMA70, H100, hw.Mesh(fsdp=32, tp=8), 256 * 1024, 1024, 1024)  # an eighth: 17.6 GB
+    again = hw.train_step(LLAMA70, H100, hw.Mesh(fsdp=256), 256 * 1024, 1024, 1024)  # all 141 GB: gathered twice
+    eighth = LLAMA70.params() / 8 * 2 * (1 - 1 / 32)  # bf16, beside the chip's own shard
+    assert kept.memory_parts["gathered weights"] == pytest.approx(eighth)
+    assert kept.memory_per_chip_bytes == pytest.approx(sum(kept.memory_parts.values()))
+    assert "gathered weights" not in again.memory_parts
+    assert again.comm_time_s[name] == pytest.approx(1.5 * kept.comm_time_s[name], rel=0.01)  # 3 transfers, not 2
+
+
 def test_no_measured_run_beats_its_bound():
     runs = hw.training_runs()
     assert sum(run.key.startswith("megatron") for run in runs) == 10 and len(runs) >= 15
