@@ -215,6 +215,22 @@ def test_the_source_documents_stay_in_their_aside(path):
 # --- the reader itself, on small examples ---
 
 
+VISIBLE_CODE_BUDGET = 1150
+"""Non-blank code lines the reader sees in all chapters together, collapsed solutions included: the third edition
+showed 2,087 (a reader's review counted "about 2,100"); the teaching pass (issue 36) aimed at half."""
+
+
+def test_the_chapters_show_about_half_the_code_the_third_edition_did():
+    shown = {
+        _name(path): sum(
+            line.kind == "code" and line.visible and bool(line.text.strip()) for line in read_chapter(path)
+        )
+        for path in CHAPTERS
+    }
+    largest = sorted(shown.items(), key=lambda item: -item[1])[:5]
+    assert sum(shown.values()) <= VISIBLE_CODE_BUDGET, f"{sum(shown.values())} visible code lines; largest: {largest}"
+
+
 def test_the_reader_tells_code_math_prose_and_asides_apart(tmp_path):
     chapter = tmp_path / "chapter.md"
     chapter.write_text(
