@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import pathlib
+import re
 
 import ipywidgets as widgets
 import numpy as np
@@ -51,6 +52,10 @@ memory explorer's default (Llama 3 8B on a v5e) fits under no sharding, each sho
 explorer's picture draws dollars, which the facility's PUE and its grid do not change."""
 
 
+EXPONENT = re.compile(r"\de[+-]\d")
+"""A number printed as Python's repr prints it (1.5e+03): summaries print numbers for people (issue 36)."""
+
+
 def explorer_of(cls: type) -> Explorer:
     return cls(**BUILD.get(cls, {}))
 
@@ -88,6 +93,7 @@ def test_every_control_updates_the_summary_and_the_picture(cls):
             assert explorer.image.value != picture, f"{control.description} left the picture as it was"
         assert explorer.image.value[:4] == b"\x89PNG"
         assert " us " not in explorer.summary.value and " us<" not in explorer.summary.value
+        assert not EXPONENT.search(explorer.summary.value), f"{control.description}: {explorer.summary.value}"
 
 
 def test_background_is_redrawn_only_when_its_key_changes():
@@ -200,7 +206,7 @@ def test_roofline_explorer_follows_the_roofline():
     assert explorer.dtype.value == "bf16"
     vendor = hw.viz.RooflineExplorer(chip=V6E, dtype="int8")
     assert list(vendor.dtype.options) == list(V6E.peak_flops_per_s)
-    assert f"ridge {hw.ridge_point(V6E, 'int8'):.4g}" in vendor.summary.value
+    assert f"ridge {hw.format_number(hw.ridge_point(V6E, 'int8'), 4)}" in vendor.summary.value
     vendor.chip.value = hw.chip("H100-SXM")
     assert vendor.dtype.value == "int8" and "fp32" in vendor.dtype.options
     vendor.chip.value = hw.chip("TPU7x")

@@ -77,10 +77,10 @@ def add_token_cost(
         return
     energy = cost.power_w is not None
     usd, bound = cost.usd_per_million_tokens, cost.bound_usd_per_million_tokens
-    shown = f"${usd:,.3g} per million {tokens} tokens (bound ${bound:,.3g})"
+    shown = f"${hw.format_number(usd)} per million {tokens} tokens (bound ${hw.format_number(bound)})"
     if energy:
         shown += (
-            f", {cost.joules_per_token:,.3g} J per {tokens} token ({cost.tokens_per_kwh:,.0f} per kWh), "
+            f", {hw.format_number(cost.joules_per_token)} J per {tokens} token ({cost.tokens_per_kwh:,.0f} per kWh), "
             f"{cost.co2e_kg_per_million_tokens:,.3g} kg CO2e per million"
         )
     fields.add(

@@ -15,7 +15,7 @@ import numpy as np
 from hwlib._checks import positive
 from hwlib.data.records import Chip, Cluster, ModelShape, require
 from hwlib.serving.step import inference_step, max_batch
-from hwlib.units import GiB
+from hwlib.units import GiB, format_number
 from hwlib.viz.style import PALETTE, new_axes
 
 USAGE_PARTS = (
@@ -76,7 +76,9 @@ def plot_moe_usage(models: Sequence[ModelShape], *, ax: plt.Axes | None = None) 
             rows.append([100 * value / total for value in usage_parts(record, active).values()])
             used = record.params(active=True) / total
             labels.append(
-                f"{record.name}: {total / 1e9:,.3g} B stored" if not active else f"one token: {100 * used:.3g} %"
+                f"{record.name}: {format_number(total / 1e9)} B stored"
+                if not active
+                else f"one token: {format_number(100 * used)} %"
             )
     shares = np.array(rows)
     positions = np.arange(len(rows)) + np.repeat(np.arange(len(records)) * 0.6, 2)

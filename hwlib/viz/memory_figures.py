@@ -18,7 +18,7 @@ from hwlib.data.records import Chip, ModelShape, require_chip
 from hwlib.memory import activation_bytes, kv_cache_bytes, usable_bytes
 from hwlib.roofline import roofline_time_s
 from hwlib.serving.step import inference_step, max_batch
-from hwlib.units import GiB, KiB
+from hwlib.units import GiB, KiB, format_number
 from hwlib.viz.style import PALETTE, new_axes
 
 
@@ -116,7 +116,7 @@ def plot_max_params(
         values = capacity / np.array([r.bytes_per_param for r in chosen]) / 1e9
         position = np.arange(len(chosen)) + index * height
         bars = ax.barh(position, values, height=height * 0.92, color=colour, label=label)
-        ax.bar_label(bars, labels=[f"{v:,.3g}" for v in values], padding=2, fontsize=7)
+        ax.bar_label(bars, labels=[format_number(v) for v in values], padding=2, fontsize=7)
     ax.set_yticks(
         np.arange(len(chosen)) + 0.4 - height / 2,
         [f"{r.label}\n({r.bytes_per_param:.4g} B/param)" for r in chosen],
@@ -145,7 +145,7 @@ def plot_kv_per_token(
         values = np.array([kv_cache_bytes(1, record, dtype=dtype) for record in models]) / KiB
         largest = max(largest, float(values.max()))
         bars = ax.barh(np.arange(len(models)) + index * height, values, height=height * 0.92, color=colour, label=dtype)
-        ax.bar_label(bars, labels=[f"{v:,.4g}" for v in values], padding=2, fontsize=7)
+        ax.bar_label(bars, labels=[format_number(v, 4) for v in values], padding=2, fontsize=7)
     ax.set_yticks(
         np.arange(len(models)) + 0.4 - height / 2, [f"{record.name} ({record.attention})" for record in models]
     )

@@ -13,6 +13,7 @@ import numpy as np
 
 from hwlib.data.records import ModelShape
 from hwlib.data.records.layer_rules import FORWARD_FLOPS_PER_PARAM, TRAINING_OVER_FORWARD
+from hwlib.units import format_number
 from hwlib.viz.style import PALETTE, new_axes
 
 PARAM_PARTS = ("embedding", "attention", "MLP or experts", "LM head", "norms, router, other")
@@ -75,7 +76,7 @@ def plot_param_shares(models: Sequence[ModelShape], *, ax: plt.Axes | None = Non
         ax.barh(positions, shares[:, index], left=left, color=colour, height=0.7, label=part)
         left += shares[:, index]
     labels = [
-        f"{record.name}\n{total / 1e9:,.3g} B{' (tied)' if record.tied_embeddings else ''}"
+        f"{record.name}\n{format_number(total / 1e9)} B{' (tied)' if record.tied_embeddings else ''}"
         for record, total in zip(records, totals)
     ]
     ax.set_yticks(positions, labels, fontsize=8)

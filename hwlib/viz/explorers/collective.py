@@ -11,7 +11,7 @@ import numpy as np
 from hwlib.collectives import COLLECTIVES, collective_time_s, switch, torus
 from hwlib.data import cluster as find_cluster
 from hwlib.placement import group_topology
-from hwlib.units import format_seconds
+from hwlib.units import format_quantity, format_seconds
 from hwlib.viz.explorers.base import Explorer, options_in
 from hwlib.viz.style import PALETTE
 
@@ -115,5 +115,5 @@ class CollectiveExplorer(Explorer):
         return (
             f"<b>{kind}</b> of {_size_label(size)} over {chips} chips: <b>{format_seconds(time_s)}</b><br>"
             f"latency {format_seconds(latency_s)}, bandwidth {format_seconds(time_s - latency_s)}<br>"
-            f"each chip sends {sent / 1e6:,.3g} MB"
+            f"each chip sends {format_quantity(sent, 'B')}"
         )

@@ -21,7 +21,7 @@ from hwlib.data.records import ENERGY_FIELDS, Chip, ModelShape
 from hwlib.energy import ADD_EQUIVALENT_J, energy_per_flop_j, machine_balance
 from hwlib.layer_model import d_min, layer_step, t_min
 from hwlib.roofline import is_compute_bound
-from hwlib.units import format_seconds
+from hwlib.units import format_number, format_seconds
 from hwlib.viz.explorers.base import (
     Explorer,
     chip_dropdown,
@@ -174,8 +174,9 @@ class ByteEnergyExplorer(CommuteExplorer):
         )
         time_side = "waits on HBM" if intensity < balance.time else "is compute-bound"
         return (
-            f"<b>I = {intensity:.4g} FLOP/B</b><br>{energy_side}<br>(HBM {hbm / step.arithmetic_j:.3g} x "
-            f"arithmetic)<br>the step {time_side}<br>{per_flop * 1e12:.3g} pJ per FLOP = "
+            f"<b>I = {format_number(intensity, 4)} FLOP/B</b><br>{energy_side}<br>"
+            f"(HBM {format_number(hbm / step.arithmetic_j)} x "
+            f"arithmetic)<br>the step {time_side}<br>{format_number(per_flop * 1e12)} pJ per FLOP = "
             f"{per_flop / ADD_EQUIVALENT_J:.0f} int8 adds"
         )
 
@@ -243,6 +244,6 @@ class StepIntensityExplorer(CommuteExplorer):
         smallest = float(d_min(record, a=a))
         smallest_text = f"{smallest:,.0f}" if np.isfinite(smallest) else "none (the on-chip memory is too small)"
         return (
-            f"<b>I = {step.intensity:.4g} FLOP/B, {bound}</b><br>{reach}; d_min = {smallest_text}<br>"
+            f"<b>I = {format_number(step.intensity, 4)} FLOP/B, {bound}</b><br>{reach}; d_min = {smallest_text}<br>"
             f"GEMM phase set by {gemm}<br>{format_seconds(step.time_s / self.T.value)} per token per layer"
         )

@@ -18,7 +18,7 @@ from hwlib.data import prices
 from hwlib.data.records import Chip, ModelShape
 from hwlib.precision import PRECISIONS
 from hwlib.serving.step import inference_step, max_batch
-from hwlib.units import element_dtype
+from hwlib.units import element_dtype, format_number
 from hwlib.viz.explorers.base import Explorer, chip_dropdown, choose, options_in, records_of
 from hwlib.viz.style import PALETTE
 
@@ -146,6 +146,6 @@ class CostExplorer(Explorer):
         return (
             f"<b>batch {shown:,}</b>{note}<br>{rate:,.0f} tokens/s per chip<br>"
             f"${cost.usd_per_million_tokens:,.2f} per million output tokens<br>"
-            f"{cost.joules_per_token:.3g} J per token at the wall, PUE {cost.pue:g}<br>"
+            f"{format_number(cost.joules_per_token)} J per token at the wall, PUE {cost.pue:g}<br>"
             f"{cost.co2e_kg_per_million_tokens * 1e3:,.0f} g CO2e per million tokens"
         )

@@ -16,7 +16,7 @@ import numpy as np
 from hwlib.data import model as find_model
 from hwlib.data import models as all_models
 from hwlib.data.records import ModelShape
-from hwlib.units import format_bytes, format_flops
+from hwlib.units import format_bytes, format_flops, format_number
 from hwlib.viz.explorers.base import (
     Explorer,
     choose,
@@ -208,7 +208,7 @@ class ModelShapeExplorer(Explorer):
                 group.patches[row].set_x(left)
                 group.patches[row].set_width(width)
             self._param_text[row].set_position((widths.sum(), row))
-            self._param_text[row].set_text(f" {widths.sum():,.3g} B")
+            self._param_text[row].set_text(f" {format_number(widths.sum())} B")
         flops = np.array([counts["weight_flops"], counts["score_flops"]]) / 1e9
         for group, left, width in zip(self._flop_bars, np.cumsum(flops) - flops, flops):
             group.patches[0].set_x(left)
@@ -226,7 +226,7 @@ class ModelShapeExplorer(Explorer):
         record = self.model.value
         width = shape.d_ff_expert if shape.is_moe else shape.d_ff
         what = "expert width" if shape.is_moe else "MLP width"
-        active = f" ({counts['active'] / 1e9:,.3g} B used per token)" if shape.is_moe else ""
+        active = f" ({format_number(counts['active'] / 1e9)} B used per token)" if shape.is_moe else ""
         change = counts["params"] / record.params() - 1
         versus = "the catalogue's shape" if shape is record else f"{100 * change:+.1f} % against {record.name}"
         moe = (
@@ -236,7 +236,7 @@ class ModelShapeExplorer(Explorer):
         )
         return (
             f"<b>{shape.name}</b>: {what} {width:,}, {shape.n_kv_heads} KV heads of {shape.head_dim} "
-            f"({shape.attention}).<br><b>{counts['params'] / 1e9:,.3g} B parameters</b>{active}, {versus}; "
+            f"({shape.attention}).<br><b>{format_number(counts['params'] / 1e9)} B parameters</b>{active}, {versus}; "
             f"{format_bytes(shape.weight_bytes('bf16'), binary=False)} of bf16 weights; "
             f"{format_bytes(shape.kv_bytes_per_token('bf16'))} of bf16 KV cache per token.<br>"
             f"At a context of {self.seq_len.value:,} tokens one token costs "

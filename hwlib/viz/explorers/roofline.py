@@ -22,7 +22,7 @@ from hwlib.roofline import (
     ridge_point,
     roofline_time_s,
 )
-from hwlib.units import TERA, dtype_bytes, format_bytes, format_flops, format_flops_per_s, format_seconds
+from hwlib.units import TERA, dtype_bytes, format_bytes, format_flops, format_flops_per_s, format_number, format_seconds
 from hwlib.viz.explorers.base import Explorer, chip_dropdown, choose, default_record, options_in, records_of
 from hwlib.viz.style import PALETTE
 
@@ -106,7 +106,7 @@ class RooflineExplorer(Explorer):
         self._roof.set_ydata(np.asarray(attainable_flops_per_s(_INTENSITY, record, dtype)) / TERA)
         self._ridge.set_xdata([ridge, ridge])
         self._ax.set_ylim(peak * 1e-6, peak * 3)
-        self._ax.set_title(f"{record.label}, {dtype}: ridge {ridge:.4g} FLOP/B", fontsize=10)
+        self._ax.set_title(f"{record.label}, {dtype}: ridge {format_number(ridge, 4)} FLOP/B", fontsize=10)
 
     def refresh(self) -> str:
         record, dtype = self.chip.value, self.dtype.value
@@ -117,7 +117,8 @@ class RooflineExplorer(Explorer):
         bound = "compute-bound" if is_compute_bound(intensity, record, dtype) else "memory-bound"
         self._point.set_data([intensity], [attained / TERA])
         return (
-            f"<b>{bound}</b><br>intensity {intensity:.4g} FLOP/B (ridge {ridge_point(record, dtype):.4g})<br>"
+            f"<b>{bound}</b><br>intensity {format_number(intensity, 4)} FLOP/B "
+            f"(ridge {format_number(ridge_point(record, dtype), 4)})<br>"
             f"{format_flops(flops)}, {format_bytes(n_bytes)} moved<br>"
             f"attainable {format_flops_per_s(attained)}<br>"
             f"time at least {format_seconds(roofline_time_s(flops, n_bytes, record, dtype))}"

@@ -15,7 +15,7 @@ from hwlib._checks import non_negative, positive
 from hwlib.data import doc002
 from hwlib.data.records import FABRIC_KINDS, Chip, Fabric, ModelShape
 from hwlib.training.regimes import regime_fabric, training_step, transformer_params
-from hwlib.units import format_seconds
+from hwlib.units import format_number, format_seconds
 from hwlib.viz.explorers.base import options_in
 from hwlib.viz.explorers.commute import STYLE, CommuteExplorer
 from hwlib.viz.style import PALETTE
@@ -86,10 +86,10 @@ class EnergyShareExplorer(_StackedShares):
         self.place(time_parts, energy_parts)
         ratio = step.elementwise_time_s / step.gemm_time_s
         return (
-            f"<b>element-wise / GEMM time = {ratio:.3g}</b><br>element-wise share of time "
+            f"<b>element-wise / GEMM time = {format_number(ratio)}</b><br>element-wise share of time "
             f"{100 * time_parts[1]:.1f} %<br>HBM activations / arithmetic energy "
             f"{100 * step.hbm_activations_j / step.arithmetic_j:.1f} %<br>"
-            f"{step.energy_j / step.flops * 1e12:.3g} pJ per FLOP all-in"
+            f"{format_number(step.energy_j / step.flops * 1e12)} pJ per FLOP all-in"
         )
 
 
@@ -190,9 +190,10 @@ class RegimeExplorer(_StackedShares):
         self.place(time_parts, energy_parts)
         over = "" if self.n_chips.value == 1 else f" over {self.fabric_for(self.chip.value, self.fabric.value).label}"
         return (
-            f"<b>{format_seconds(step.time_per_token_s)} and {step.energy_per_token_j * 1e3:.3g} mJ per token</b><br>"
-            f"{step.tokens_per_step:,.0f} tokens per step per chip{over}<br>slowdown vs peak {step.slowdown:.3g}x<br>"
-            f"step intensity {step.intensity:.3g} FLOP/B"
+            f"<b>{format_seconds(step.time_per_token_s)} and {format_number(step.energy_per_token_j * 1e3)} mJ "
+            f"per token</b><br>{step.tokens_per_step:,.0f} tokens per step per chip{over}<br>"
+            f"slowdown vs peak {format_number(step.slowdown)}x<br>"
+            f"step intensity {format_number(step.intensity)} FLOP/B"
         )
 
 

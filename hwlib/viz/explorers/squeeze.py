@@ -17,7 +17,7 @@ from hwlib.data import model as find_model
 from hwlib.data.records import Cluster
 from hwlib.training.regimes import transformer_params
 from hwlib.training.squeeze import cluster_squeeze, time_to_target
-from hwlib.units import format_seconds
+from hwlib.units import format_number, format_seconds
 from hwlib.viz.explorers.base import Explorer, offered_records, options_in, record_dropdown
 from hwlib.viz.style import PALETTE
 
@@ -151,8 +151,8 @@ class BatchSqueezeExplorer(Explorer):
         return (
             f"<b>{record.name}</b>{ignored}<br>all-reduce {format_seconds(squeeze.allreduce_time_s)} + optimizer "
             f"{format_seconds(squeeze.optimizer_time_s)} per step<br>T_fixed = <b>{squeeze.fixed_cost_tokens:,.0f}</b> "
-            f"tokens per chip<br>B_opt = <b>{squeeze.optimal_batch_tokens / 1e6:,.3g} M</b> tokens "
+            f"tokens per chip<br>B_opt = <b>{format_number(squeeze.optimal_batch_tokens / 1e6)} M</b> tokens "
             f"({squeeze.tokens_per_chip:,.0f} per chip)<br>"
             f"step at B_opt {format_seconds(squeeze.optimal_step_time_s)}; "
-            f"time to target {squeeze.optimal_time_ratio:.3g} x ideal"
+            f"time to target {format_number(squeeze.optimal_time_ratio)} x ideal"
         )
